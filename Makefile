@@ -1,0 +1,35 @@
+# The two set-up commands: `make demo` runs the main job, `make test` passes the tests.
+# Each creates .venv on first use and installs what it needs.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-dev: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) -m dparray demo
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+
+test: lint
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed-dev
+	$(PY) -m pytest bench --benchmark-only --benchmark-json=.benchmarks/overhead.json -q
+	$(PY) bench/report.py .benchmarks/overhead.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis build *.egg-info

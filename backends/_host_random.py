@@ -1,0 +1,44 @@
+"""Random numbers drawn on the host by NumPy's PCG64 and moved to any backend.
+
+The array API has no random numbers. Drawing on the host is portable to every array library
+(it needs only ``asarray``) and reproducible across them: the same seed gives the same numbers
+on NumPy, array-api-strict or any other backend, at the price of a host-to-device copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+class HostRandom:
+    """A seeded :class:`dparray.backend.RandomGenerator` whose samples come from NumPy."""
+
+    def __init__(self, seed: int, asarray: Callable[[Any], Any]) -> None:
+        self._generator = np.random.Generator(np.random.PCG64(seed))
+        self._asarray = asarray
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        samples = self._generator.standard_normal(shape)
+        return self._asarray(samples.astype(_numpy_dtype(dtype)))
+
+    def uniform(self, shape: tuple[int, ...], dtype: Any, low: float = 0.0,
+                high: float = 1.0) -> Any:
+        samples = self._generator.uniform(low, high, shape)
+        return self._asarray(samples.astype(_numpy_dtype(dtype)))
+
+    def bernoulli(self, shape: tuple[int, ...], p: float) -> Any:
+        return self._asarray(self._generator.random(shape) < p)
+
+    def permutation(self, n: int) -> Any:
+        return self._asarray(self._generator.permutation(n).astype(np.int64))
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype:
+    """NumPy's dtype of the same name as a backend's dtype object."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return np.dtype(str(dtype).rsplit(".", 1)[-1])

@@ -1,0 +1,270 @@
+"""Reverse-mode autograd: the ``Function`` node, grad mode, and the backward pass.
+
+The graph is made of ``Function`` instances. Each op call makes one: it runs ``forward`` on the
+input arrays and, when any input is tracked and grad mode is on, keeps edges to the inputs'
+producers (or to the variable leaves themselves) plus what ``backward`` will need. Tensors keep
+only their producer, so activations nobody saved are freed as soon as they go out of scope.
+
+``backward`` walks the graph once, iteratively, in reverse topological order, hands each node
+the gradient of its output, undoes broadcasting (summing) and dtype promotion (casting) for every
+input in one place, and frees each node's saved arrays and edges as soon as it has run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any
+
+from dparray.gradients import Gradients
+from dparray.tensor import Tensor, from_op
+
+_grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "dparray_grad_enabled", default=True
+)
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record a graph in the current context."""
+    return _grad_enabled.get()
+
+
+@contextlib.contextmanager
+def set_grad_enabled(mode: bool) -> Iterator[None]:
+    """Within the block, ops record a graph if and only if ``mode``."""
+    token = _grad_enabled.set(bool(mode))
+    try:
+        yield
+    finally:
+        _grad_enabled.reset(token)
+
+
+def no_grad() -> contextlib.AbstractContextManager[None]:
+    """Within the block, ops record no graph (inference, optimizer updates).
+
+    Example:
+        >>> import dparray
+        >>> w = dparray.ones(2, requires_grad=True)
+        >>> with dparray.no_grad():
+        ...     y = w * 2
+        >>> y.requires_grad
+        False
+    """
+    return set_grad_enabled(False)
+
+
+def enable_grad() -> contextlib.AbstractContextManager[None]:
+    """Within the block, ops record a graph again (inside a ``no_grad`` block)."""
+    return set_grad_enabled(True)
+
+
+class Function:
+    """One differentiable op: ``forward`` and ``backward`` side by side.
+
+    Contract for subclasses:
+        * ``__init__`` takes the op's non-tensor parameters (axis, shape, ...), if any.
+        * ``forward(*arrays)`` receives backend arrays in place of tensors (Python scalars stay
+          as they are), validates them before computing anything, computes with ``self.xp``
+          only and returns one array. It keeps what backward needs with ``self.save(...)`` and
+          small values (shapes, axes) as attributes.
+        * ``backward(grad)`` receives the gradient of the output (an array of its shape) and
+          returns one gradient per input -- a tuple, or a bare array for one input -- or
+          ``None`` where an input needs none (``self.needs_grad(i)`` says which do). A
+          gradient may have the broadcast shape or promoted dtype of the output: the engine
+          sums and casts it back to the input's shape and dtype.
+        * Call the op as ``MyOp(params)(*inputs)``; it returns a :class:`Tensor`.
+
+    Example:
+        >>> import dparray
+        >>> from dparray.autograd import Function
+        >>> class Cube(Function):
+        ...     def forward(self, x):
+        ...         self.save(x)
+        ...         return x * x * x
+        ...     def backward(self, grad):
+        ...         (x,) = self.saved
+        ...         return grad * 3.0 * x * x
+        >>> x = dparray.tensor([2.0], requires_grad=True)
+        >>> Cube()(x).sum().backward()[x].tolist()
+        [12.0]
+    """
+
+    __slots__ = ("__dict__", "backend", "inputs_meta", "parents", "saved")
+
+    def __call__(self, *inputs: Any) -> Tensor:
+        backend = None
+        tracked = False
+        arrays = []
+        for x in inputs:
+            if isinstance(x, Tensor):
+                if backend is None:
+                    backend = x.backend
+                elif x.backend is not backend:
+                    raise ValueError(
+                        f"{type(self).__name__}: cannot combine tensors of backends "
+                        f"{backend.name!r} and {x.backend.name!r}; move one with .to(...)"
+                    )
+                arrays.append(x.data)
+                if x._node is not None or x._is_variable:
+                    tracked = True
+            else:
+                arrays.append(x)
+        if backend is None:
+            raise TypeError(
+                f"{type(self).__name__} needs at least one Tensor input, got "
+                f"{', '.join(type(x).__name__ for x in inputs) or 'none'}"
+            )
+        self.backend = backend
+        self.saved = None
+        out = self.forward(*arrays)
+        if not (tracked and _grad_enabled.get()):
+            self.saved = None
+            return from_op(out, backend, None)
+        self.parents = tuple(_edge(x) for x in inputs)
+        self.inputs_meta = tuple(
+            (x.data.shape, x.data.dtype) if isinstance(x, Tensor) else None for x in inputs
+        )
+        return from_op(out, backend, self)
+
+    @property
+    def xp(self) -> Any:
+        """The array-API namespace of this op's backend."""
+        return self.backend.xp
+
+    def forward(self, *arrays: Any) -> Any:
+        raise NotImplementedError
+
+    def backward(self, grad: Any) -> Any:
+        raise NotImplementedError
+
+    def save(self, *arrays: Any) -> None:
+        """Keep arrays for ``backward`` (read back as ``self.saved``; freed after it runs)."""
+        self.saved = arrays
+
+    def needs_grad(self, index: int) -> bool:
+        """Whether input ``index`` is tracked, so ``backward`` must return its gradient."""
+        return self.parents[index] is not None
+
+    def release(self) -> None:
+        """Drop saved arrays and edges; the node can no longer run backward."""
+        self.saved = None
+        self.parents = None
+        self.inputs_meta = None
+
+
+def _edge(x: Any) -> Function | Tensor | None:
+    """Where the gradient of input ``x`` goes: its producer, itself (a variable), or nowhere."""
+    if not isinstance(x, Tensor):
+        return None
+    if x._node is not None:
+        return x._node
+    return x if x._is_variable else None
+
+
+def backward(root: Tensor, grad: Tensor | None = None, *,
+             retain_graph: bool = False) -> Gradients:
+    """Gradients of ``root`` with respect to every variable it depends on.
+
+    Everything is checked before any gradient is computed: a bad ``grad`` or a graph that an
+    earlier ``backward`` freed raise without touching the graph.
+    """
+    seed = _seed_gradient(root, grad)
+    if root._node is None:
+        if root._is_variable:
+            return Gradients({root: seed})
+        raise RuntimeError(
+            "backward() on a tensor that depends on no variable: nothing to differentiate "
+            "(make the inputs you train variables with requires_grad=True)"
+        )
+    order = _reverse_topological_order(root._node)
+    xp = root.backend.xp
+    pending: dict[Function, Any] = {root._node: seed.data}
+    leaves: dict[Tensor, Any] = {}
+    for node in order:
+        grad_out = pending.pop(node, None)
+        parents, metas = node.parents, node.inputs_meta
+        if grad_out is None:  # every consumer returned None for this node
+            if not retain_graph:
+                node.release()
+            continue
+        grads_in = node.backward(grad_out)
+        if not retain_graph:
+            node.release()
+        if not isinstance(grads_in, tuple):
+            grads_in = (grads_in,)
+        xp = node.backend.xp
+        for parent, meta, g in zip(parents, metas, grads_in):
+            if parent is None or g is None:
+                continue
+            shape, dtype = meta
+            if g.shape != shape:
+                g = _unbroadcast(xp, g, shape)
+            if g.dtype != dtype:
+                g = xp.astype(g, dtype)
+            target = leaves if isinstance(parent, Tensor) else pending
+            previous = target.get(parent)
+            target[parent] = g if previous is None else previous + g
+    ordered = sorted(leaves, key=lambda t: t._order)
+    return Gradients({t: Tensor(leaves[t], t.backend) for t in ordered})
+
+
+def _seed_gradient(root: Tensor, grad: Tensor | None) -> Tensor:
+    if not isinstance(root, Tensor):
+        raise TypeError(f"backward() needs a Tensor, got {type(root).__name__}")
+    if grad is None:
+        if root.elem_count() != 1:
+            raise ValueError(
+                f"backward() without a gradient needs a single-element tensor, got shape "
+                f"{root.shape}; pass grad= of the same shape"
+            )
+        return Tensor(root.backend.xp.ones_like(root.data), root.backend)
+    if not isinstance(grad, Tensor):
+        raise TypeError(f"backward(grad) needs a Tensor gradient, got {type(grad).__name__}")
+    if grad.backend is not root.backend:
+        raise ValueError(
+            f"backward(grad): the gradient is on backend {grad.backend.name!r}, the tensor on "
+            f"{root.backend.name!r}"
+        )
+    if grad.shape != root.shape:
+        raise ValueError(
+            f"backward(grad): gradient shape {grad.shape} does not match tensor shape {root.shape}"
+        )
+    return grad
+
+
+def _reverse_topological_order(root: Function) -> list[Function]:
+    """Every node reachable from ``root``, each before the nodes that produced its inputs."""
+    order: list[Function] = []
+    visited: set[Function] = set()
+    stack: list[tuple[Function, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in visited:
+            continue
+        if node.parents is None:
+            raise RuntimeError(
+                f"backward through a graph that was already freed ({type(node).__name__}): "
+                "a second backward over the same ops needs retain_graph=True in the first"
+            )
+        visited.add(node)
+        stack.append((node, True))
+        for parent in node.parents:
+            if isinstance(parent, Function) and parent not in visited:
+                stack.append((parent, False))
+    order.reverse()
+    return order
+
+
+def _unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``grad`` over the axes that broadcasting added or stretched, back to ``shape``."""
+    extra = grad.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
+    )
+    if axes:
+        grad = xp.sum(grad, axis=axes)
+    return xp.reshape(grad, shape)

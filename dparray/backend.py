@@ -1,0 +1,279 @@
+"""Backends: the protocol every array library adapter satisfies, the registry, and the choice.
+
+The core of dparray never imports an array library. It computes through ``backend.xp``, the
+array-API namespace of the tensor's backend, and asks the backend for the few things the
+standard lacks (random numbers, ``scatter_add``, ``erf``, worker contexts).
+
+Which backend a new tensor lands on is decided, most specific first, by:
+
+1. the backend of the tensors an op receives (ops never move data between backends);
+2. ``with dparray.use_backend("cupy"):`` -- a context variable, so every thread and every
+   DataParallel worker that runs in a copy of the caller's context sees the caller's choice;
+3. ``dparray.set_backend("cupy")`` -- the process-wide default;
+4. the ``DPARRAY_BACKEND`` environment variable, read once, on first use;
+5. otherwise NumPy.
+
+Built-in adapters live in ``dparray.backends``; third-party ones register under the entry-point
+group ``dparray.backends`` (the entry point names a zero-argument factory returning a
+``Backend``), or at run time through :func:`register_backend`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import importlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, runtime_checkable
+
+ENV_VAR = "DPARRAY_BACKEND"
+DEFAULT_BACKEND = "numpy"
+ENTRY_POINT_GROUP = "dparray.backends"
+
+
+class BackendUnavailableError(RuntimeError):
+    """A registered backend cannot be used on this machine (library missing, no device)."""
+
+
+@runtime_checkable
+class RandomGenerator(Protocol):
+    """A seeded stream of random arrays on one backend; the array API has no random numbers."""
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """Standard normal samples of a floating ``dtype`` (a native dtype of the backend)."""
+
+    def uniform(self, shape: tuple[int, ...], dtype: Any, low: float = 0.0,
+                high: float = 1.0) -> Any:
+        """Samples from ``[low, high)``."""
+
+    def bernoulli(self, shape: tuple[int, ...], p: float) -> Any:
+        """A boolean array whose entries are True with probability ``p``."""
+
+    def permutation(self, n: int) -> Any:
+        """A random permutation of ``0 .. n-1`` as an int64 array."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What dparray needs from an array library.
+
+    ``xp`` is the array-API namespace all math goes through; it is resolved once, when the
+    backend is made, never per op. The other members fill the gaps of the standard; each has a
+    generic implementation written in ``xp`` alone (``dparray.backends.array_api``) that an
+    adapter overrides only where its library is faster.
+
+    Contract:
+        * ``asarray(data, dtype=None)`` makes a backend array from Python data, a NumPy array
+          or another backend array; ``dtype`` is a native dtype of this backend.
+        * ``to_numpy(array)`` returns a NumPy array (it may share memory on the CPU).
+        * ``random(seed)`` returns a :class:`RandomGenerator`; equal seeds give equal streams.
+        * ``scatter_add(target, index, values)`` returns ``target`` with ``values[i]`` added to
+          row ``index[i]`` (repeated indices accumulate); ``target`` is not modified.
+        * ``erf(x)`` is the error function, elementwise, to the precision of ``x``'s dtype.
+        * ``worker(i, n)`` is a context manager entered by worker ``i`` of ``n`` for its share
+          of a data-parallel region (a CUDA stream on CuPy, nothing on the CPU).
+        * ``synchronize()`` waits for all queued device work; a no-op on the CPU.
+    """
+
+    name: str
+    xp: Any
+
+    def asarray(self, data: Any, dtype: Any = None) -> Any: ...
+
+    def to_numpy(self, array: Any) -> Any: ...
+
+    def random(self, seed: int) -> RandomGenerator: ...
+
+    def scatter_add(self, target: Any, index: Any, values: Any) -> Any: ...
+
+    def erf(self, x: Any) -> Any: ...
+
+    def worker(self, index: int, count: int) -> AbstractContextManager[None]: ...
+
+    def synchronize(self) -> None: ...
+
+
+BackendFactory = Callable[[], Backend]
+
+_BUILTIN_FACTORIES: dict[str, str] = {
+    "numpy": "dparray.backends.numpy:create",
+    "cupy": "dparray.backends.cupy:create",
+    "array_api_strict": "dparray.backends.array_api:create_strict",
+}
+
+_lock = threading.RLock()
+_factories: dict[str, BackendFactory | str] = dict(_BUILTIN_FACTORIES)
+_instances: dict[str, Backend] = {}
+_entry_points_loaded = False
+_default: Backend | None = None
+_override: contextvars.ContextVar[Backend | None] = contextvars.ContextVar(
+    "dparray_backend", default=None
+)
+
+
+def register_backend(name: str, factory: BackendFactory, *, replace: bool = False) -> None:
+    """Register a backend under ``name``; ``factory()`` is called on first use.
+
+    The factory raises :class:`BackendUnavailableError` (or ``ImportError``) when its library
+    or device is missing; the backend is then listed by :func:`registered_backends` but not by
+    :func:`available_backends`.
+
+    Example:
+        >>> import dparray
+        >>> from dparray.backends.array_api import ArrayAPIBackend
+        >>> import array_api_strict
+        >>> dparray.register_backend(
+        ...     "strict2", lambda: ArrayAPIBackend(array_api_strict, "strict2"))
+        >>> "strict2" in dparray.available_backends()
+        True
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"backend name must be a non-empty str, got {name!r}")
+    if not callable(factory):
+        raise TypeError(f"backend factory for {name!r} must be callable, got {factory!r}")
+    with _lock:
+        _load_entry_points()
+        if name in _factories and not replace:
+            raise ValueError(f"backend {name!r} is already registered; pass replace=True")
+        _factories[name] = factory
+        _instances.pop(name, None)
+
+
+def registered_backends() -> list[str]:
+    """Names of every registered backend, usable here or not."""
+    with _lock:
+        _load_entry_points()
+        return list(_factories)
+
+
+def available_backends() -> list[str]:
+    """Names of the registered backends that work on this machine."""
+    names = []
+    for name in registered_backends():
+        try:
+            get_backend(name)
+        except BackendUnavailableError:
+            continue
+        names.append(name)
+    return names
+
+
+def get_backend(name: str | Backend | None = None) -> Backend:
+    """The backend called ``name``, or the current one when ``name`` is None.
+
+    Raises:
+        ValueError: no backend of that name is registered (the message lists those that are).
+        BackendUnavailableError: it is registered but cannot run here (the message says why).
+    """
+    if name is None:
+        return current_backend()
+    if not isinstance(name, str):
+        if isinstance(name, Backend):
+            return name
+        raise TypeError(f"expected a backend name or a Backend, got {type(name).__name__}")
+    backend = _instances.get(name)
+    if backend is not None:
+        return backend
+    with _lock:
+        _load_entry_points()
+        if name not in _factories:
+            raise ValueError(
+                f"unknown backend {name!r}; registered: {', '.join(_factories)}"
+                f" (available here: {', '.join(_available_unlocked())})"
+            )
+        if name not in _instances:
+            _instances[name] = _create(name)
+        return _instances[name]
+
+
+def current_backend() -> Backend:
+    """The backend new tensors go to: ``use_backend`` > ``set_backend`` > env var > NumPy."""
+    backend = _override.get()
+    if backend is not None:
+        return backend
+    return _default if _default is not None else _default_from_environment()
+
+
+def set_backend(name: str | Backend) -> None:
+    """Make ``name`` the process-wide default backend (``use_backend`` blocks still win)."""
+    global _default
+    backend = get_backend(name)
+    with _lock:
+        _default = backend
+
+
+@contextlib.contextmanager
+def use_backend(name: str | Backend) -> Iterator[Backend]:
+    """Within the block, new tensors go to backend ``name``; yields the backend.
+
+    The choice is a context variable: it holds in this thread and in every worker that runs in
+    a copy of this context (DataParallel does this), and nowhere else.
+
+    Example:
+        >>> import dparray
+        >>> with dparray.use_backend("array_api_strict"):
+        ...     dparray.zeros(2).backend.name
+        'array_api_strict'
+    """
+    backend = get_backend(name)
+    token = _override.set(backend)
+    try:
+        yield backend
+    finally:
+        _override.reset(token)
+
+
+def _default_from_environment() -> Backend:
+    global _default
+    with _lock:
+        if _default is None:
+            name = os.environ.get(ENV_VAR, "").strip() or DEFAULT_BACKEND
+            try:
+                _default = get_backend(name)
+            except ValueError as error:
+                raise ValueError(f"{ENV_VAR}={name!r} is invalid: {error}") from None
+            except BackendUnavailableError as error:
+                raise BackendUnavailableError(f"{ENV_VAR}={name!r}: {error}") from None
+        return _default
+
+
+def _create(name: str) -> Backend:
+    factory = _factories[name]
+    try:
+        if isinstance(factory, str):
+            module_name, _, attribute = factory.partition(":")
+            factory = getattr(importlib.import_module(module_name), attribute)
+        backend = factory()
+    except BackendUnavailableError:
+        raise
+    except ImportError as error:
+        raise BackendUnavailableError(f"backend {name!r} is not available here: {error}") from error
+    if not isinstance(backend, Backend):
+        raise TypeError(f"factory of backend {name!r} returned {backend!r}, not a Backend")
+    return backend
+
+
+def _available_unlocked() -> list[str]:
+    names = []
+    for name in _factories:
+        if name not in _instances:
+            try:
+                _instances[name] = _create(name)
+            except (BackendUnavailableError, TypeError):
+                continue
+        names.append(name)
+    return names
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        _factories.setdefault(entry.name, entry.value)

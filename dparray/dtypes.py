@@ -1,0 +1,143 @@
+"""Data types: dparray's own names for dtypes, mapped to each backend's dtype objects.
+
+``dparray.float32`` is one object whatever the backend; each backend keeps a table from these
+names to its native dtype objects (``numpy.dtype('float32')``, ``array_api_strict.float32``, ...),
+built once, on the backend's first use. ``Tensor.dtype`` returns the dparray name, so
+``t.dtype == dparray.float32`` holds on every backend.
+
+The default floating dtype -- what Python floats become -- is float32, like PyTorch's; change
+it with :func:`set_default_dtype`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from dparray.backend import Backend
+
+
+class DType:
+    """The name and kind ("bool", "int", "uint", "float") of a dtype, shared by all backends."""
+
+    __slots__ = ("kind", "name")
+
+    def __init__(self, name: str, kind: str) -> None:
+        self.name = name
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"dparray.{self.name}"
+
+    @property
+    def is_floating(self) -> bool:
+        return self.kind == "float"
+
+
+bool_ = DType("bool", "bool")
+int8 = DType("int8", "int")
+int16 = DType("int16", "int")
+int32 = DType("int32", "int")
+int64 = DType("int64", "int")
+uint8 = DType("uint8", "uint")
+float16 = DType("float16", "float")
+float32 = DType("float32", "float")
+float64 = DType("float64", "float")
+
+ALL_DTYPES: dict[str, DType] = {
+    d.name: d for d in (bool_, int8, int16, int32, int64, uint8, float16, float32, float64)
+}
+
+_default_float = float32
+_tables: dict[Backend, _Table] = {}
+_tables_lock = threading.Lock()
+
+
+class _Table:
+    """One backend's mapping between dparray dtypes and its native dtype objects."""
+
+    __slots__ = ("from_native", "to_native")
+
+    def __init__(self, backend: Backend) -> None:
+        xp = backend.xp
+        self.to_native: dict[DType, Any] = {}
+        self.from_native: dict[Any, DType] = {}
+        for dtype in ALL_DTYPES.values():
+            native = getattr(xp, dtype.name, None)
+            if native is None:
+                continue
+            native = xp.empty((0,), dtype=native).dtype  # the object arrays report as .dtype
+            self.to_native[dtype] = native
+            self.from_native[native] = dtype
+
+
+def _table(backend: Backend) -> _Table:
+    table = _tables.get(backend)
+    if table is None:
+        with _tables_lock:
+            table = _tables.setdefault(backend, _Table(backend))
+    return table
+
+
+def to_dtype(spec: Any, backend: Backend | None = None) -> DType:
+    """Normalise a dtype given as a :class:`DType`, a name ("float64") or a native dtype."""
+    if isinstance(spec, DType):
+        return spec
+    if isinstance(spec, str):
+        dtype = ALL_DTYPES.get(spec)
+        if dtype is None:
+            raise TypeError(f"unknown dtype {spec!r}; expected one of {', '.join(ALL_DTYPES)}")
+        return dtype
+    if backend is not None:
+        table = _table(backend)
+        dtype = table.from_native.get(spec)
+        if dtype is not None:
+            return dtype
+        for native, dtype in table.from_native.items():
+            if native == spec:
+                return dtype
+    name = getattr(spec, "__name__", None) or str(spec).rsplit(".", 1)[-1]
+    if name in ALL_DTYPES:
+        return ALL_DTYPES[name]
+    raise TypeError(f"cannot interpret {spec!r} as a dtype; expected one of {', '.join(ALL_DTYPES)}")
+
+
+def native_dtype(backend: Backend, dtype: Any) -> Any:
+    """The native dtype object of ``backend`` for ``dtype`` (any form :func:`to_dtype` takes)."""
+    dtype = to_dtype(dtype, backend)
+    native = _table(backend).to_native.get(dtype)
+    if native is None:
+        raise TypeError(f"backend {backend.name!r} does not support dtype {dtype.name}")
+    return native
+
+
+def dtype_of(backend: Backend, array: Any) -> DType:
+    """The dparray dtype of a backend array."""
+    return _table(backend).from_native[array.dtype]
+
+
+def from_native(backend: Backend, native: Any) -> DType:
+    """The dparray dtype of a native dtype object, as arrays of ``backend`` report it."""
+    return _table(backend).from_native[native]
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Set the floating dtype that Python floats and float factories produce (float32 at start).
+
+    Example:
+        >>> import dparray
+        >>> dparray.set_default_dtype(dparray.float64)
+        >>> dparray.tensor([1.5]).dtype
+        dparray.float64
+        >>> dparray.set_default_dtype(dparray.float32)
+    """
+    global _default_float
+    dtype = to_dtype(dtype)
+    if not dtype.is_floating:
+        raise TypeError(f"the default dtype must be floating, got {dtype.name}")
+    _default_float = dtype
+
+
+def get_default_dtype() -> DType:
+    """The floating dtype that Python floats and float factories produce."""
+    return _default_float

@@ -1,0 +1,84 @@
+"""Small helpers shared by the ops: axis normalisation, dtype-kind checks, re-expanding."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dparray import dtypes as _dtypes
+from dparray.backend import Backend
+
+
+def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """``axis`` (None, an int or a sequence of ints) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    result = []
+    for a in axes:
+        result.append(normalize_axis(a, ndim, op))
+    if len(set(result)) != len(result):
+        raise ValueError(f"{op}: repeated axis in {axis!r}")
+    return tuple(sorted(result))
+
+
+def normalize_axis(axis: Any, ndim: int, op: str) -> int:
+    """One axis in ``[-ndim, ndim)`` as a non-negative int."""
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"{op}: an axis must be an int, got {type(axis).__name__}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{op}: axis {axis} is out of range for a tensor with {ndim} dimensions")
+    return axis % ndim
+
+
+def keepdims_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with the reduced ``axes`` kept as size 1."""
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def expand_reduced(xp: Any, grad: Any, shape: tuple[int, ...], axes: tuple[int, ...],
+                   keepdims: bool) -> Any:
+    """Broadcast the gradient of a reduction back over the reduced axes."""
+    if not keepdims:
+        grad = xp.reshape(grad, keepdims_shape(shape, axes))
+    return xp.broadcast_to(grad, shape)
+
+
+def reduced_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """How many elements each output element of a reduction over ``axes`` combines."""
+    return math.prod(shape[a] for a in axes)
+
+
+def check_same_kind(op: str, backend: Backend, a: Any, b: Any) -> None:
+    """Refuse to mix dtype kinds (int with float, bool with int): the standard leaves it
+    undefined, so dparray forbids it on every backend alike. Python scalars pass."""
+    dtype_a = getattr(a, "dtype", None)
+    dtype_b = getattr(b, "dtype", None)
+    if dtype_a is None or dtype_b is None or dtype_a == dtype_b:
+        return
+    first = _dtypes.from_native(backend, dtype_a)
+    second = _dtypes.from_native(backend, dtype_b)
+    if first.kind != second.kind:
+        raise TypeError(
+            f"{op}: cannot mix dtypes {first.name} and {second.name} (the array API standard "
+            "defines no promotion between kinds); cast one with .astype(...)"
+        )
+
+
+def broadcast_shapes(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of ``shapes``, or a ValueError naming all of them."""
+    ndim = max(len(s) for s in shapes)
+    result = []
+    for i in range(ndim):
+        size = 1
+        for s in shapes:
+            n = s[i - ndim + len(s)] if i - ndim + len(s) >= 0 else 1
+            if n != 1:
+                if size not in (1, n):
+                    raise ValueError(
+                        f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} "
+                        "cannot be broadcast together"
+                    )
+                size = n
+        result.append(size)
+    return tuple(result)

@@ -1,0 +1,323 @@
+"""Elementwise math and activations, each with its derivative beside it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dparray import dtypes as _dtypes
+from dparray.autograd import Function
+from dparray.ops._util import check_same_kind
+from dparray.tensor import Tensor, from_op
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+class Exp(Function):
+    """``exp(x)``."""
+
+    def forward(self, x: Any) -> Any:
+        out = self.xp.exp(x)
+        self.save(out)
+        return out
+
+    def backward(self, grad: Any) -> Any:
+        (out,) = self.saved
+        return grad * out
+
+
+class Log(Function):
+    """``log(x)``."""
+
+    def forward(self, x: Any) -> Any:
+        self.save(x)
+        return self.xp.log(x)
+
+    def backward(self, grad: Any) -> Any:
+        (x,) = self.saved
+        return grad / x
+
+
+class Sqrt(Function):
+    """``sqrt(x)``."""
+
+    def forward(self, x: Any) -> Any:
+        out = self.xp.sqrt(x)
+        self.save(out)
+        return out
+
+    def backward(self, grad: Any) -> Any:
+        (out,) = self.saved
+        return grad / (2.0 * out)
+
+
+class Abs(Function):
+    """``|x|``; the gradient at 0 is 0."""
+
+    def forward(self, x: Any) -> Any:
+        self.save(x)
+        return self.xp.abs(x)
+
+    def backward(self, grad: Any) -> Any:
+        (x,) = self.saved
+        return grad * self.xp.sign(x)
+
+
+class Tanh(Function):
+    """``tanh(x)``."""
+
+    def forward(self, x: Any) -> Any:
+        out = self.xp.tanh(x)
+        self.save(out)
+        return out
+
+    def backward(self, grad: Any) -> Any:
+        (out,) = self.saved
+        return grad * (1.0 - out * out)
+
+
+class Sigmoid(Function):
+    """``1 / (1 + exp(-x))``, computed without overflow for any ``x``."""
+
+    def forward(self, x: Any) -> Any:
+        xp = self.xp
+        e = xp.exp(-xp.abs(x))
+        out = xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+        self.save(out)
+        return out
+
+    def backward(self, grad: Any) -> Any:
+        (out,) = self.saved
+        return grad * out * (1.0 - out)
+
+
+class Relu(Function):
+    """``max(x, 0)``; the gradient at 0 is 0."""
+
+    def forward(self, x: Any) -> Any:
+        self.save(x)
+        return self.xp.where(x > 0, x, 0.0)
+
+    def backward(self, grad: Any) -> Any:
+        (x,) = self.saved
+        return self.xp.where(x > 0, grad, 0.0)
+
+
+class Gelu(Function):
+    """``x * Phi(x)``, exact (through the backend's erf) or with PyTorch's tanh approximation."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: Any) -> Any:
+        xp = self.xp
+        if self.approximate == "tanh":
+            t = xp.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+            self.save(x, t)
+            return 0.5 * x * (1.0 + t)
+        cdf = 0.5 * (1.0 + self.backend.erf(x * _SQRT_HALF))
+        self.save(x, cdf)
+        return x * cdf
+
+    def backward(self, grad: Any) -> Any:
+        xp = self.xp
+        if self.approximate == "tanh":
+            x, t = self.saved
+            inner = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
+            return grad * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * inner)
+        x, cdf = self.saved
+        return grad * (cdf + x * xp.exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+
+class Softplus(Function):
+    """``log(1 + exp(beta * x)) / beta``, computed without overflow."""
+
+    def __init__(self, beta: float = 1.0) -> None:
+        if not beta > 0:
+            raise ValueError(f"softplus: beta must be positive, got {beta!r}")
+        self.beta = float(beta)
+
+    def forward(self, x: Any) -> Any:
+        xp = self.xp
+        z = self.beta * x
+        self.save(z)
+        return (xp.maximum(z, 0.0) + xp.log1p(xp.exp(-xp.abs(z)))) / self.beta
+
+    def backward(self, grad: Any) -> Any:
+        xp = self.xp
+        (z,) = self.saved
+        e = xp.exp(-xp.abs(z))
+        return grad * xp.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+class Maximum(Function):
+    """``max(a, b)`` elementwise; at ties each side gets half the gradient."""
+
+    def forward(self, a: Any, b: Any) -> Any:
+        check_same_kind("maximum", self.backend, a, b)
+        self.save(a, b)
+        return self.xp.maximum(a, b)
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        return _select_gradients(self, grad, first_wins=self.saved[0] > self.saved[1])
+
+
+class Minimum(Function):
+    """``min(a, b)`` elementwise; at ties each side gets half the gradient."""
+
+    def forward(self, a: Any, b: Any) -> Any:
+        check_same_kind("minimum", self.backend, a, b)
+        self.save(a, b)
+        return self.xp.minimum(a, b)
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        return _select_gradients(self, grad, first_wins=self.saved[0] < self.saved[1])
+
+
+def _select_gradients(op: Function, grad: Any, first_wins: Any) -> tuple[Any, Any]:
+    xp = op.xp
+    a, b = op.saved
+    tie = a == b
+    half = 0.5 * grad
+    grad_a = xp.where(first_wins, grad, xp.where(tie, half, 0.0)) if op.needs_grad(0) else None
+    second_wins = xp.logical_not(xp.logical_or(first_wins, tie))
+    grad_b = xp.where(second_wins, grad, xp.where(tie, half, 0.0)) if op.needs_grad(1) else None
+    return grad_a, grad_b
+
+
+class Clip(Function):
+    """``x`` limited to ``[low, high]``; the gradient passes where ``low <= x <= high``."""
+
+    def __init__(self, low: float | None, high: float | None) -> None:
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"clip: min {low} is greater than max {high}")
+        self.low, self.high = low, high
+
+    def forward(self, x: Any) -> Any:
+        self.save(x)
+        return self.xp.clip(x, self.low, self.high)
+
+    def backward(self, grad: Any) -> Any:
+        xp = self.xp
+        (x,) = self.saved
+        inside = xp.ones_like(x, dtype=xp.bool)
+        if self.low is not None:
+            inside = xp.logical_and(inside, x >= self.low)
+        if self.high is not None:
+            inside = xp.logical_and(inside, x <= self.high)
+        return xp.where(inside, grad, 0.0)
+
+
+class Where(Function):
+    """``a`` where ``condition`` holds, else ``b``; no gradient for the condition."""
+
+    def forward(self, condition: Any, a: Any, b: Any) -> Any:
+        xp = self.xp
+        if getattr(condition, "dtype", None) != xp.bool:
+            raise TypeError(f"where: the condition must be a bool tensor, got {condition!r:.60}")
+        check_same_kind("where", self.backend, a, b)
+        self.save(condition)
+        return xp.where(condition, a, b)
+
+    def backward(self, grad: Any) -> tuple[Any, Any, Any]:
+        xp = self.xp
+        (condition,) = self.saved
+        return (None,
+                xp.where(condition, grad, 0.0) if self.needs_grad(1) else None,
+                xp.where(condition, 0.0, grad) if self.needs_grad(2) else None)
+
+
+class AsType(Function):
+    """A cast between floating dtypes; the gradient is cast back."""
+
+    def __init__(self, native: Any) -> None:
+        self.native = native
+
+    def forward(self, x: Any) -> Any:
+        return self.xp.astype(x, self.native)
+
+    def backward(self, grad: Any) -> Any:
+        return grad  # the engine casts it back to the input's dtype
+
+
+def exp(x: Tensor) -> Tensor:
+    """Elementwise ``e ** x``."""
+    return Exp()(x)
+
+
+def log(x: Tensor) -> Tensor:
+    """Elementwise natural logarithm."""
+    return Log()(x)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    """Elementwise square root."""
+    return Sqrt()(x)
+
+
+def abs(x: Tensor) -> Tensor:  # noqa: A001
+    """Elementwise absolute value."""
+    return Abs()(x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic tangent."""
+    return Tanh()(x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """Elementwise logistic function ``1 / (1 + exp(-x))``."""
+    return Sigmoid()(x)
+
+
+def relu(x: Tensor) -> Tensor:
+    """Elementwise ``max(x, 0)``."""
+    return Relu()(x)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit; ``approximate="tanh"`` is PyTorch's tanh form."""
+    return Gelu(approximate)(x)
+
+
+def softplus(x: Tensor, beta: float = 1.0) -> Tensor:
+    """Elementwise ``log(1 + exp(beta * x)) / beta`` (a smooth ReLU)."""
+    return Softplus(beta)(x)
+
+
+def maximum(a: Any, b: Any) -> Tensor:
+    """Elementwise maximum with broadcasting."""
+    return Maximum()(a, b)
+
+
+def minimum(a: Any, b: Any) -> Tensor:
+    """Elementwise minimum with broadcasting."""
+    return Minimum()(a, b)
+
+
+def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+    """``x`` limited to ``[min, max]`` (either bound may be None)."""
+    return Clip(min, max)(x)
+
+
+def where(condition: Tensor, a: Any, b: Any) -> Tensor:
+    """``a`` where ``condition`` is True, else ``b``, with broadcasting."""
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where: the condition must be a Tensor, got {type(condition).__name__}")
+    return Where()(condition, a, b)
+
+
+def astype(x: Tensor, dtype: Any) -> Tensor:
+    """``x`` cast to ``dtype``; differentiable between floating dtypes, a constant otherwise."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"astype needs a Tensor, got {type(x).__name__}")
+    target = _dtypes.to_dtype(dtype, x.backend)
+    native = _dtypes.native_dtype(x.backend, target)
+    if target.is_floating and x.dtype.is_floating:
+        return AsType(native)(x)
+    return from_op(x.backend.xp.astype(x.data, native), x.backend, None)

@@ -1,0 +1,267 @@
+"""Ops that move elements without computing on them: reshape, permute, broadcast, join, split."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from dparray.autograd import Function
+from dparray.ops._util import broadcast_shapes, check_same_kind, normalize_axes, normalize_axis
+from dparray.tensor import Tensor
+
+
+class Reshape(Function):
+    """The same elements in a new shape (one entry may be -1)."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+
+    def forward(self, x: Any) -> Any:
+        self.input_shape = tuple(x.shape)
+        return self.xp.reshape(x, _resolve_shape(self.shape, self.input_shape))
+
+    def backward(self, grad: Any) -> Any:
+        return self.xp.reshape(grad, self.input_shape)
+
+
+class Permute(Function):
+    """Axes reordered: output axis ``i`` is input axis ``axes[i]``."""
+
+    def __init__(self, axes: tuple[int, ...]) -> None:
+        self.axes = axes
+
+    def forward(self, x: Any) -> Any:
+        axes = tuple(normalize_axis(a, x.ndim, "permute") for a in self.axes)
+        if sorted(axes) != list(range(x.ndim)):
+            raise ValueError(
+                f"permute: {self.axes} is not a permutation of the {x.ndim} axes of {x.shape}"
+            )
+        self.axes = axes
+        return self.xp.permute_dims(x, axes)
+
+    def backward(self, grad: Any) -> Any:
+        inverse = [0] * len(self.axes)
+        for i, a in enumerate(self.axes):
+            inverse[a] = i
+        return self.xp.permute_dims(grad, tuple(inverse))
+
+
+class BroadcastTo(Function):
+    """``x`` repeated along broadcast axes; the engine sums the gradient back."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = tuple(shape)
+
+    def forward(self, x: Any) -> Any:
+        if broadcast_shapes("broadcast_to", tuple(x.shape), self.shape) != self.shape:
+            raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(x.shape)} to {self.shape}")
+        return self.xp.broadcast_to(x, self.shape)
+
+    def backward(self, grad: Any) -> Any:
+        return grad
+
+
+class Concat(Function):
+    """Tensors joined along an existing axis."""
+
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def forward(self, *arrays: Any) -> Any:
+        first = arrays[0]
+        axis = normalize_axis(self.axis, first.ndim, "cat") if first.ndim else None
+        if axis is None:
+            raise ValueError("cat: cannot concatenate 0-d tensors; use stack")
+        for a in arrays[1:]:
+            check_same_kind("cat", self.backend, first, a)
+            same = a.ndim == first.ndim and all(
+                m == n for i, (m, n) in enumerate(zip(a.shape, first.shape)) if i != axis
+            )
+            if not same:
+                raise ValueError(
+                    f"cat: shapes {tuple(first.shape)} and {tuple(a.shape)} differ outside "
+                    f"axis {self.axis}"
+                )
+        self.axis = axis
+        self.sizes = [a.shape[axis] for a in arrays]
+        return self.xp.concat(arrays, axis=axis)
+
+    def backward(self, grad: Any) -> tuple[Any, ...]:
+        grads, start = [], 0
+        for size in self.sizes:
+            grads.append(_slice_axis(grad, self.axis, start, start + size))
+            start += size
+        return tuple(grads)
+
+
+class Stack(Function):
+    """Tensors of one shape joined along a new axis."""
+
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def forward(self, *arrays: Any) -> Any:
+        first = arrays[0]
+        for a in arrays[1:]:
+            check_same_kind("stack", self.backend, first, a)
+            if tuple(a.shape) != tuple(first.shape):
+                raise ValueError(
+                    f"stack: all tensors need one shape, got {tuple(first.shape)} and "
+                    f"{tuple(a.shape)}"
+                )
+        self.axis = normalize_axis(self.axis, first.ndim + 1, "stack")
+        return self.xp.stack(arrays, axis=self.axis)
+
+    def backward(self, grad: Any) -> tuple[Any, ...]:
+        n = grad.shape[self.axis]
+        prefix = (slice(None),) * self.axis
+        return tuple(grad[(*prefix, i, ...)] for i in range(n))
+
+
+def _slice_axis(array: Any, axis: int, start: int, stop: int) -> Any:
+    return array[(*(slice(None),) * axis, slice(start, stop), ...)]
+
+
+def _resolve_shape(shape: Sequence[int], from_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with its -1 filled in, or a ValueError naming both shapes."""
+    shape = tuple(int(n) for n in shape)
+    total = math.prod(from_shape)
+    unknown = [i for i, n in enumerate(shape) if n == -1]
+    known = math.prod(n for n in shape if n != -1)
+    bad = len(unknown) > 1 or any(n < -1 for n in shape)
+    if not bad and unknown:
+        bad = known == 0 or total % known != 0
+        if not bad:
+            shape = tuple(total // known if n == -1 else n for n in shape)
+    if bad or math.prod(shape) != total:
+        raise ValueError(
+            f"reshape: cannot view shape {from_shape} ({total} elements) as {tuple(shape)}"
+        )
+    return shape
+
+
+def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """The elements of ``x`` in ``shape`` (one entry may be -1), in row-major order."""
+    return Reshape(tuple(shape))(x)
+
+
+def permute(x: Tensor, axes: Sequence[int]) -> Tensor:
+    """``x`` with its axes reordered (the array API's ``permute_dims``)."""
+    return Permute(tuple(axes))(x)
+
+
+def transpose(x: Tensor, axis0: int = -2, axis1: int = -1) -> Tensor:
+    """``x`` with two axes swapped (the last two by default)."""
+    ndim = x.ndim
+    a = normalize_axis(axis0, ndim, "transpose")
+    b = normalize_axis(axis1, ndim, "transpose")
+    axes = list(range(ndim))
+    axes[a], axes[b] = axes[b], axes[a]
+    return Permute(tuple(axes))(x)
+
+
+def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """``x`` broadcast to ``shape`` without copying."""
+    return BroadcastTo(tuple(shape))(x)
+
+
+def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """PyTorch's ``expand``: ``broadcast_to`` where -1 keeps a size."""
+    shape = tuple(shape)
+    offset = len(shape) - x.ndim
+    if offset < 0:
+        raise ValueError(f"expand: shape {shape} has fewer dimensions than the tensor's {x.shape}")
+    resolved = tuple(
+        x.shape[i - offset] if n == -1 and i >= offset else n for i, n in enumerate(shape)
+    )
+    return BroadcastTo(resolved)(x)
+
+
+def squeeze(x: Tensor, axis: Any = None) -> Tensor:
+    """``x`` without the size-1 axes in ``axis`` (all size-1 axes when None)."""
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
+    else:
+        axes = normalize_axes(axis, x.ndim, "squeeze")
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ValueError(f"squeeze: axis {a} of shape {x.shape} has size {x.shape[a]}, not 1")
+    return Reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))(x)
+
+
+def unsqueeze(x: Tensor, axis: int) -> Tensor:
+    """``x`` with a new size-1 axis at position ``axis``."""
+    a = normalize_axis(axis, x.ndim + 1, "unsqueeze")
+    shape = x.shape
+    return Reshape((*shape[:a], 1, *shape[a:]))(x)
+
+
+def flatten(x: Tensor, start_axis: int = 0, end_axis: int = -1) -> Tensor:
+    """``x`` with axes ``start_axis .. end_axis`` (inclusive) merged into one."""
+    if x.ndim == 0:
+        return Reshape((1,))(x)
+    start = normalize_axis(start_axis, x.ndim, "flatten")
+    end = normalize_axis(end_axis, x.ndim, "flatten")
+    if start > end:
+        raise ValueError(f"flatten: start_axis {start_axis} comes after end_axis {end_axis}")
+    shape = x.shape
+    return Reshape((*shape[:start], math.prod(shape[start:end + 1]), *shape[end + 1:]))(x)
+
+
+def cat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Tensors joined along an existing ``axis`` (the array API's ``concat``)."""
+    tensors = _tensor_sequence(tensors, "cat")
+    return Concat(axis)(*tensors)
+
+
+concat = cat
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Tensors of one shape joined along a new ``axis``."""
+    tensors = _tensor_sequence(tensors, "stack")
+    return Stack(axis)(*tensors)
+
+
+def split(x: Tensor, split_size_or_sections: int | Sequence[int],
+          axis: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``x`` along ``axis``, as in PyTorch: an int is the size of every piece (the
+    last may be smaller); a sequence gives each piece's size and must add up to the axis."""
+    a = normalize_axis(axis, x.ndim, "split")
+    length = x.shape[a]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0:
+            raise ValueError(f"split: the piece size must be positive, got {size}")
+        sizes = [min(size, length - start) for start in range(0, length, size)]
+    else:
+        sizes = [int(n) for n in split_size_or_sections]
+        if any(n < 0 for n in sizes) or sum(sizes) != length:
+            raise ValueError(f"split: sizes {sizes} do not add up to {length} (axis {axis})")
+    pieces, start = [], 0
+    prefix = (slice(None),) * a
+    for n in sizes:
+        pieces.append(x[(*prefix, slice(start, start + n))])
+        start += n
+    return tuple(pieces)
+
+
+def chunk(x: Tensor, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
+    """``x`` in at most ``chunks`` pieces of ``ceil(n / chunks)`` along ``axis`` (PyTorch's
+    rule, so there may be fewer pieces than asked for)."""
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    length = x.shape[normalize_axis(axis, x.ndim, "chunk")]
+    return split(x, max(1, -(-length // chunks)), axis=axis)
+
+
+def _tensor_sequence(tensors: Any, op: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence):
+        raise TypeError(f"{op} takes a sequence of tensors, got {type(tensors).__name__}")
+    if not tensors:
+        raise ValueError(f"{op} needs at least one tensor")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op} takes a sequence of tensors, found {type(t).__name__}")
+    return list(tensors)

@@ -1,0 +1,40 @@
+"""Shared fixtures: every backend-neutral test runs once per backend.
+
+NumPy and array_api_strict must always be available (a failure, not a skip, if not); CuPy is
+skipped only where this machine has no CUDA device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import settings
+
+import dparray as dp
+
+settings.register_profile("dparray", deadline=None, max_examples=40, derandomize=True)
+settings.load_profile("dparray")
+
+BACKENDS = ["numpy", "array_api_strict", "cupy"]
+HARDWARE_BACKENDS = {"cupy": "needs CuPy and a CUDA device"}
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """The backend under test, made current for the test's duration."""
+    name = request.param
+    if name in HARDWARE_BACKENDS and name not in dp.available_backends():
+        pytest.skip(HARDWARE_BACKENDS[name])
+    with dp.use_backend(name) as chosen:
+        yield chosen
+
+
+@pytest.fixture
+def rng():
+    """A NumPy generator for test data, seeded per test so failures repeat."""
+    return np.random.default_rng(1234)
+
+
+def to_tensor(array, requires_grad=False, backend=None):
+    """A dparray tensor with exactly the values and dtype of a NumPy array."""
+    return dp.tensor(np.asarray(array), requires_grad=requires_grad, backend=backend)
