@@ -4,6 +4,12 @@ The public surface, re-exported from the modules that define it. Start with
 :func:`tensor`, :meth:`Tensor.backward` and :func:`use_backend`.
 """
 
+from dparray import ops as _ops
+from dparray.autograd import Function as Function
+from dparray.autograd import enable_grad as enable_grad
+from dparray.autograd import is_grad_enabled as is_grad_enabled
+from dparray.autograd import no_grad as no_grad
+from dparray.autograd import set_grad_enabled as set_grad_enabled
 from dparray.backend import Backend as Backend
 from dparray.backend import BackendUnavailableError as BackendUnavailableError
 from dparray.backend import available_backends as available_backends
@@ -11,26 +17,8 @@ from dparray.backend import get_backend as get_backend
 from dparray.backend import register_backend as register_backend
 from dparray.backend import registered_backends as registered_backends
 from dparray.backend import set_backend as set_backend
+from dparray.backend import unregister_backend as unregister_backend
 from dparray.backend import use_backend as use_backend
-from dparray.dtypes import DType as DType
-from dparray.dtypes import bool_ as bool  # noqa: A004 - dparray.bool, like torch.bool
-from dparray.dtypes import float16 as float16
-from dparray.dtypes import float32 as float32
-from dparray.dtypes import float64 as float64
-from dparray.dtypes import get_default_dtype as get_default_dtype
-from dparray.dtypes import int8 as int8
-from dparray.dtypes import int16 as int16
-from dparray.dtypes import int32 as int32
-from dparray.dtypes import int64 as int64
-from dparray.dtypes import set_default_dtype as set_default_dtype
-from dparray.dtypes import uint8 as uint8
-from dparray.tensor import Tensor as Tensor  # noqa: I001 - Tensor first: the ops import it
-from dparray.autograd import Function as Function
-from dparray.autograd import enable_grad as enable_grad
-from dparray.autograd import is_grad_enabled as is_grad_enabled
-from dparray.autograd import no_grad as no_grad
-from dparray.autograd import set_grad_enabled as set_grad_enabled
-from dparray.gradients import Gradients as Gradients
 from dparray.creation import arange as arange
 from dparray.creation import from_dlpack as from_dlpack
 from dparray.creation import full as full
@@ -41,10 +29,23 @@ from dparray.creation import randn as randn
 from dparray.creation import tensor as tensor
 from dparray.creation import zeros as zeros
 from dparray.creation import zeros_like as zeros_like
+from dparray.dtypes import DType as DType
+from dparray.dtypes import bool_ as bool
+from dparray.dtypes import float16 as float16
+from dparray.dtypes import float32 as float32
+from dparray.dtypes import float64 as float64
+from dparray.dtypes import get_default_dtype as get_default_dtype
+from dparray.dtypes import int8 as int8
+from dparray.dtypes import int16 as int16
+from dparray.dtypes import int32 as int32
+from dparray.dtypes import int64 as int64
+from dparray.dtypes import set_default_dtype as set_default_dtype
+from dparray.dtypes import uint8 as uint8
+from dparray.gradients import Gradients as Gradients
+from dparray.ops import *  # noqa: F403 - every op function, listed in ops.__all__
 from dparray.random import fork_rng as fork_rng
 from dparray.random import manual_seed as manual_seed
-from dparray import ops as _ops
-from dparray.ops import *  # noqa: F403 - every op function, listed in ops.__all__
+from dparray.tensor import Tensor as Tensor
 
 __version__ = "0.1.0"
 
@@ -56,6 +57,7 @@ __all__ = [
     "register_backend",
     "registered_backends",
     "set_backend",
+    "unregister_backend",
     "use_backend",
     "DType",
     "bool",

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 from dparray.gradients import Gradients
 from dparray.tensor import Tensor, from_op
 
+_creation_order = itertools.count()  # a node is always numbered after its inputs' producers
+_by_creation = attrgetter("sequence")
 _grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "dparray_grad_enabled", default=True
 )
@@ -90,12 +94,12 @@ class Function:
         [12.0]
     """
 
-    __slots__ = ("__dict__", "backend", "inputs_meta", "parents", "saved")
+    __slots__ = ("__dict__", "backend", "inputs_meta", "parents", "saved", "sequence", "xp")
 
     def __call__(self, *inputs: Any) -> Tensor:
         backend = None
         tracked = False
-        arrays = []
+        arrays, parents = [], []
         for x in inputs:
             if isinstance(x, Tensor):
                 if backend is None:
@@ -106,31 +110,38 @@ class Function:
                         f"{backend.name!r} and {x.backend.name!r}; move one with .to(...)"
                     )
                 arrays.append(x.data)
-                if x._node is not None or x._is_variable:
+                if x._node is not None:
+                    parents.append(x._node)
                     tracked = True
+                elif x._is_variable:
+                    parents.append(x)
+                    tracked = True
+                else:
+                    parents.append(None)
             else:
                 arrays.append(x)
+                parents.append(None)
         if backend is None:
             raise TypeError(
                 f"{type(self).__name__} needs at least one Tensor input, got "
                 f"{', '.join(type(x).__name__ for x in inputs) or 'none'}"
             )
         self.backend = backend
+        self.xp = backend.xp  # the array-API namespace forward and backward compute with
         self.saved = None
+        if tracked and _grad_enabled.get():
+            self.parents = parents  # set before forward: needs_grad() reads it
+            out = self.forward(*arrays)
+            self.inputs_meta = [
+                None if p is None else (a.shape, a.dtype)
+                for p, a in zip(parents, arrays, strict=True)
+            ]
+            self.sequence = next(_creation_order)
+            return from_op(out, backend, self)
+        self.parents = parents
         out = self.forward(*arrays)
-        if not (tracked and _grad_enabled.get()):
-            self.saved = None
-            return from_op(out, backend, None)
-        self.parents = tuple(_edge(x) for x in inputs)
-        self.inputs_meta = tuple(
-            (x.data.shape, x.data.dtype) if isinstance(x, Tensor) else None for x in inputs
-        )
-        return from_op(out, backend, self)
-
-    @property
-    def xp(self) -> Any:
-        """The array-API namespace of this op's backend."""
-        return self.backend.xp
+        self.saved = None
+        return from_op(out, backend, None)
 
     def forward(self, *arrays: Any) -> Any:
         raise NotImplementedError
@@ -151,15 +162,6 @@ class Function:
         self.saved = None
         self.parents = None
         self.inputs_meta = None
-
-
-def _edge(x: Any) -> Function | Tensor | None:
-    """Where the gradient of input ``x`` goes: its producer, itself (a variable), or nowhere."""
-    if not isinstance(x, Tensor):
-        return None
-    if x._node is not None:
-        return x._node
-    return x if x._is_variable else None
 
 
 def backward(root: Tensor, grad: Tensor | None = None, *,
@@ -184,23 +186,26 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
     for node in order:
         grad_out = pending.pop(node, None)
         parents, metas = node.parents, node.inputs_meta
-        if grad_out is None:  # every consumer returned None for this node
-            if not retain_graph:
-                node.release()
-            continue
-        grads_in = node.backward(grad_out)
+        grads_in = None if grad_out is None else node.backward(grad_out)
         if not retain_graph:
-            node.release()
+            node.saved = node.parents = node.inputs_meta = None
+        if grads_in is None:  # no gradient reached this node, or none leaves it
+            continue
         if not isinstance(grads_in, tuple):
             grads_in = (grads_in,)
         xp = node.backend.xp
-        for parent, meta, g in zip(parents, metas, grads_in):
+        if len(grads_in) != len(parents):
+            raise RuntimeError(
+                f"{type(node).__name__}.backward returned {len(grads_in)} gradients for "
+                f"{len(parents)} inputs"
+            )
+        for parent, meta, g in zip(parents, metas, grads_in, strict=True):
             if parent is None or g is None:
                 continue
             shape, dtype = meta
             if g.shape != shape:
                 g = _unbroadcast(xp, g, shape)
-            if g.dtype != dtype:
+            if g.dtype is not dtype and g.dtype != dtype:
                 g = xp.astype(g, dtype)
             target = leaves if isinstance(parent, Tensor) else pending
             previous = target.get(parent)
@@ -234,29 +239,28 @@ def _seed_gradient(root: Tensor, grad: Tensor | None) -> Tensor:
 
 
 def _reverse_topological_order(root: Function) -> list[Function]:
-    """Every node reachable from ``root``, each before the nodes that produced its inputs."""
-    order: list[Function] = []
-    visited: set[Function] = set()
-    stack: list[tuple[Function, bool]] = [(root, False)]
+    """Every node reachable from ``root``, each before the nodes that produced its inputs.
+
+    Nodes are numbered as they are made, after their inputs' producers, so the newest-first
+    order of the reachable nodes is a reverse topological order: no post-order walk needed.
+    """
+    nodes = [root]
+    seen = {root}
+    stack = [root]
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in visited:
-            continue
+        node = stack.pop()
         if node.parents is None:
             raise RuntimeError(
                 f"backward through a graph that was already freed ({type(node).__name__}): "
                 "a second backward over the same ops needs retain_graph=True in the first"
             )
-        visited.add(node)
-        stack.append((node, True))
         for parent in node.parents:
-            if isinstance(parent, Function) and parent not in visited:
-                stack.append((parent, False))
-    order.reverse()
-    return order
+            if parent is not None and parent not in seen and isinstance(parent, Function):
+                seen.add(parent)
+                stack.append(parent)
+                nodes.append(parent)
+    nodes.sort(key=_by_creation, reverse=True)
+    return nodes
 
 
 def _unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:

@@ -99,7 +99,9 @@ def to_dtype(spec: Any, backend: Backend | None = None) -> DType:
     name = getattr(spec, "__name__", None) or str(spec).rsplit(".", 1)[-1]
     if name in ALL_DTYPES:
         return ALL_DTYPES[name]
-    raise TypeError(f"cannot interpret {spec!r} as a dtype; expected one of {', '.join(ALL_DTYPES)}")
+    raise TypeError(
+        f"cannot interpret {spec!r} as a dtype; expected one of {', '.join(ALL_DTYPES)}"
+    )
 
 
 def native_dtype(backend: Backend, dtype: Any) -> Any:

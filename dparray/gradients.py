@@ -43,7 +43,9 @@ class Gradients(Mapping["Tensor", "Tensor"]):
                 "not a variable the differentiated value depends on"
             ) from None
         except TypeError:
-            raise TypeError(f"Gradients are keyed by Tensor, got {type(variable).__name__}") from None
+            raise TypeError(
+                f"Gradients are keyed by Tensor, got {type(variable).__name__}"
+            ) from None
 
     def __iter__(self) -> Iterator[Tensor]:
         return iter(self._grads)

@@ -327,7 +327,7 @@ class Tensor:
     def softplus(self, beta: float = 1.0) -> Tensor:
         return _ops.softplus(self, beta=beta)
 
-    def clip(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+    def clip(self, min: float | None = None, max: float | None = None) -> Tensor:
         return _ops.clip(self, min, max)
 
     def maximum(self, other: Any) -> Tensor:
@@ -376,12 +376,12 @@ class Tensor:
         return _ops.transpose(self, axis0, axis1)
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 - the name NumPy and the array API use
+    def T(self) -> Tensor:
         """All axes reversed (NumPy's ``.T``)."""
         return _ops.permute(self, tuple(reversed(range(self.ndim))))
 
     @property
-    def mT(self) -> Tensor:  # noqa: N802
+    def mT(self) -> Tensor:
         """The last two axes swapped (the array API's ``.mT``)."""
         return _ops.transpose(self, -2, -1)
 

@@ -47,7 +47,7 @@ class Case:
     def inputs(self, rng: np.random.Generator) -> list[np.ndarray]:
         domains = self.domains or ["normal"] * len(self.shapes)
         arrays = []
-        for shape, domain in zip(self.shapes, domains):
+        for shape, domain in zip(self.shapes, domains, strict=True):
             if self.noncontiguous and len(shape) >= 2:
                 arrays.append(draw(rng, shape[::-1], domain).T)  # a transposed view
             else:

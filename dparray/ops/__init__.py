@@ -7,7 +7,7 @@ from dparray.ops.arithmetic import add as add
 from dparray.ops.arithmetic import div as div
 from dparray.ops.arithmetic import mul as mul
 from dparray.ops.arithmetic import neg as neg
-from dparray.ops.arithmetic import pow as pow  # noqa: A004
+from dparray.ops.arithmetic import pow as pow
 from dparray.ops.arithmetic import sub as sub
 from dparray.ops.compare import equal as equal
 from dparray.ops.compare import greater as greater
@@ -15,7 +15,7 @@ from dparray.ops.compare import greater_equal as greater_equal
 from dparray.ops.compare import less as less
 from dparray.ops.compare import less_equal as less_equal
 from dparray.ops.compare import not_equal as not_equal
-from dparray.ops.elementwise import abs as abs  # noqa: A004
+from dparray.ops.elementwise import abs as abs
 from dparray.ops.elementwise import astype as astype
 from dparray.ops.elementwise import clip as clip
 from dparray.ops.elementwise import exp as exp
@@ -32,15 +32,15 @@ from dparray.ops.elementwise import where as where
 from dparray.ops.indexing import getitem as getitem
 from dparray.ops.indexing import take as take
 from dparray.ops.linalg import matmul as matmul
-from dparray.ops.reduce import all as all  # noqa: A004
-from dparray.ops.reduce import any as any  # noqa: A004
+from dparray.ops.reduce import all as all
+from dparray.ops.reduce import any as any
 from dparray.ops.reduce import log_softmax as log_softmax
 from dparray.ops.reduce import logsumexp as logsumexp
-from dparray.ops.reduce import max as max  # noqa: A004
+from dparray.ops.reduce import max as max
 from dparray.ops.reduce import mean as mean
-from dparray.ops.reduce import min as min  # noqa: A004
+from dparray.ops.reduce import min as min
 from dparray.ops.reduce import softmax as softmax
-from dparray.ops.reduce import sum as sum  # noqa: A004
+from dparray.ops.reduce import sum as sum
 from dparray.ops.reduce import var as var
 from dparray.ops.shape import broadcast_to as broadcast_to
 from dparray.ops.shape import cat as cat

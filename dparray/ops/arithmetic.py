@@ -14,6 +14,7 @@ from dparray.ops._util import check_same_kind
 from dparray.tensor import Tensor
 
 _SCALARS = (int, float, bool)
+_OPERANDS = (Tensor, *_SCALARS)
 
 
 class Add(Function):
@@ -97,22 +98,20 @@ class Neg(Function):
         return -grad
 
 
-def _operand(other: Any, like: Tensor) -> Any:
-    """A Python scalar or Tensor as it is; anything else (a list, a NumPy array) as a tensor on
-    ``like``'s backend, so every operand of an op lives on one backend."""
-    if isinstance(other, (Tensor, *_SCALARS)):
-        return other
+def _binary(op: type[Function], a: Any, b: Any) -> Tensor:
+    """Apply ``op``; an operand that is neither a Tensor nor a Python scalar (a list, a NumPy
+    array) first becomes a tensor on the other operand's backend."""
+    if not isinstance(b, _OPERANDS) and isinstance(a, Tensor):
+        b = _as_tensor(b, a)
+    elif not isinstance(a, _OPERANDS) and isinstance(b, Tensor):
+        a = _as_tensor(a, b)
+    return op()(a, b)
+
+
+def _as_tensor(data: Any, like: Tensor) -> Tensor:
     from dparray.creation import tensor
 
-    return tensor(other, backend=like.backend)
-
-
-def _binary(op: type[Function], a: Any, b: Any) -> Tensor:
-    if isinstance(a, Tensor):
-        b = _operand(b, a)
-    elif isinstance(b, Tensor):
-        a = _operand(a, b)
-    return op()(a, b)
+    return tensor(data, backend=like.backend)
 
 
 def add(a: Any, b: Any) -> Tensor:
@@ -135,7 +134,7 @@ def div(a: Any, b: Any) -> Tensor:
     return _binary(Div, a, b)
 
 
-def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - the operator's name
+def pow(a: Any, b: Any) -> Tensor:
     """Elementwise ``a ** b`` with broadcasting."""
     return _binary(Pow, a, b)
 

@@ -260,7 +260,7 @@ def sqrt(x: Tensor) -> Tensor:
     return Sqrt()(x)
 
 
-def abs(x: Tensor) -> Tensor:  # noqa: A001
+def abs(x: Tensor) -> Tensor:
     """Elementwise absolute value."""
     return Abs()(x)
 
@@ -300,7 +300,7 @@ def minimum(a: Any, b: Any) -> Tensor:
     return Minimum()(a, b)
 
 
-def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
     """``x`` limited to ``[min, max]`` (either bound may be None)."""
     return Clip(min, max)(x)
 

@@ -25,7 +25,13 @@ class MatMul(Function):
                 "of the second)"
             )
         if a.ndim > 2 or b.ndim > 2:
-            broadcast_shapes("matmul", shape_a[:-2], shape_b[:-2])
+            try:
+                broadcast_shapes("matmul", shape_a[:-2], shape_b[:-2])
+            except ValueError:
+                raise ValueError(
+                    f"matmul: shapes {shape_a} and {shape_b} cannot be broadcast together in "
+                    f"their batch axes {shape_a[:-2]} and {shape_b[:-2]}"
+                ) from None
         check_same_kind("matmul", self.backend, a, b)
         self.save(a, b)
         return a @ b

@@ -193,7 +193,7 @@ def _drop(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Sum of the elements over ``axis`` (all when None)."""
     return Sum(axis, keepdims)(x)
 
@@ -203,12 +203,12 @@ def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return Mean(axis, keepdims)(x)
 
 
-def max(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def max(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Maximum over ``axis``; ties share the gradient equally."""
     return Max(axis, keepdims)(x)
 
 
-def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Minimum over ``axis``; ties share the gradient equally."""
     return Min(axis, keepdims)(x)
 
@@ -233,12 +233,12 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     return LogSoftmax(axis)(x)
 
 
-def all(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def all(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element over ``axis`` is true (a constant bool tensor)."""
     return _logical(x, "all", axis, keepdims)
 
 
-def any(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def any(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether some element over ``axis`` is true (a constant bool tensor)."""
     return _logical(x, "any", axis, keepdims)
 

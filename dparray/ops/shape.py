@@ -54,8 +54,14 @@ class BroadcastTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
-        if broadcast_shapes("broadcast_to", tuple(x.shape), self.shape) != self.shape:
-            raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(x.shape)} to {self.shape}")
+        try:
+            fits = broadcast_shapes("broadcast_to", tuple(x.shape), self.shape) == self.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"broadcast_to: cannot broadcast shape {tuple(x.shape)} to {self.shape}"
+            )
         return self.xp.broadcast_to(x, self.shape)
 
     def backward(self, grad: Any) -> Any:
@@ -76,7 +82,9 @@ class Concat(Function):
         for a in arrays[1:]:
             check_same_kind("cat", self.backend, first, a)
             same = a.ndim == first.ndim and all(
-                m == n for i, (m, n) in enumerate(zip(a.shape, first.shape)) if i != axis
+                m == n
+                for i, (m, n) in enumerate(zip(a.shape, first.shape, strict=True))
+                if i != axis
             )
             if not same:
                 raise ValueError(
@@ -186,7 +194,9 @@ def squeeze(x: Tensor, axis: Any = None) -> Tensor:
         axes = normalize_axes(axis, x.ndim, "squeeze")
         for a in axes:
             if x.shape[a] != 1:
-                raise ValueError(f"squeeze: axis {a} of shape {x.shape} has size {x.shape[a]}, not 1")
+                raise ValueError(
+                    f"squeeze: axis {a} of shape {x.shape} has size {x.shape[a]}, not 1"
+                )
     return Reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))(x)
 
 

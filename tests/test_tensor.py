@@ -1,0 +1,162 @@
+"""Tensor attributes, factories and dtypes, on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dparray as dp
+
+
+def test_attributes(backend):
+    t = dp.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert t.shape == (2, 3) and t.ndim == 2 and t.elem_count() == 6 and len(t) == 2
+    assert t.backend is backend and t.dtype == dp.float32
+    assert not t.is_variable and not t.requires_grad and t.is_leaf
+
+
+def test_python_floats_take_the_default_dtype_and_arrays_keep_theirs(backend):
+    assert dp.tensor([1.5]).dtype == dp.float32
+    assert dp.tensor(np.array([1.5])).dtype == dp.float64
+    assert dp.tensor([1, 2]).dtype == dp.int64
+    assert dp.tensor([True]).dtype == dp.bool
+    assert dp.tensor([1.5], dtype="float64").dtype == dp.float64
+    dp.set_default_dtype(dp.float64)
+    try:
+        assert dp.tensor([1.5]).dtype == dp.float64
+        assert dp.zeros(2).dtype == dp.float64
+    finally:
+        dp.set_default_dtype(dp.float32)
+    with pytest.raises(TypeError, match="default dtype must be floating"):
+        dp.set_default_dtype(dp.int32)
+
+
+def test_dtypes_name_the_backends_own_objects(backend):
+    native = dp.dtypes.native_dtype(backend, dp.float64)
+    assert native == backend.xp.float64
+    assert dp.tensor([1.0], dtype=backend.xp.float64).dtype == dp.float64
+    with pytest.raises(TypeError, match="unknown dtype 'float7'"):
+        dp.zeros(2, dtype="float7")
+
+
+def test_float16_where_the_backend_has_it(backend):
+    if not hasattr(backend.xp, "float16"):
+        with pytest.raises(TypeError, match="does not support dtype float16"):
+            dp.zeros(2, dtype=dp.float16)
+    else:
+        assert dp.zeros(2, dtype=dp.float16).dtype == dp.float16
+
+
+def test_factories(backend):
+    np.testing.assert_array_equal(dp.zeros(2, 3).numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(dp.ones((2,)).numpy(), np.ones(2))
+    full = dp.full((2, 2), 7)
+    assert full.dtype == dp.int64 and full.tolist() == [[7, 7], [7, 7]]
+    assert dp.full((1,), 0.5).dtype == dp.float32
+    assert dp.arange(4).tolist() == [0, 1, 2, 3] and dp.arange(4).dtype == dp.int64
+    assert dp.arange(0.0, 1.0, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert dp.zeros_like(full).dtype == dp.int64
+    assert dp.ones_like(dp.zeros(3, dtype="float64")).tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="non-negative ints"):
+        dp.zeros(-1)
+
+
+def test_random_factories_are_seeded(backend):
+    a = dp.randn(3, 4, seed=1)
+    assert a.shape == (3, 4) and a.dtype == dp.float32
+    assert np.array_equal(a.numpy(), dp.randn(3, 4, seed=1).numpy())
+    dp.manual_seed(5)
+    first = dp.rand(100).numpy()
+    dp.manual_seed(5)
+    assert np.array_equal(first, dp.rand(100).numpy())
+    assert first.min() >= 0.0 and first.max() < 1.0
+    with dp.fork_rng(5):
+        assert np.array_equal(first, dp.rand(100).numpy())
+    assert not np.array_equal(first, dp.rand(100).numpy())
+    with pytest.raises(TypeError, match="draws floating values"):
+        dp.randn(2, dtype=dp.int32)
+    with pytest.raises(ValueError, match="non-negative int"):
+        dp.manual_seed(-1)
+
+
+def test_variables(backend):
+    w = dp.tensor([1.0], requires_grad=True)
+    assert w.is_variable and w.requires_grad
+    y = w * 2
+    assert y.requires_grad and not y.is_variable and y.grad_fn is not None
+    with pytest.raises(ValueError, match="only leaf tensors can be variables"):
+        y.is_variable = True
+    with pytest.raises(TypeError, match="only floating tensors can be variables"):
+        dp.tensor([1, 2], requires_grad=True)
+    frozen = w.freeze()
+    assert not frozen.is_variable and frozen.tolist() == [1.0]
+    assert not w.detach().requires_grad
+    assert dp.zeros(1).requires_grad_().is_variable
+
+
+def test_item_and_python_conversions(backend):
+    assert dp.tensor([[2.5]]).item() == 2.5
+    assert isinstance(dp.tensor(3).item(), int)
+    assert dp.tensor(True).item() is True
+    assert float(dp.tensor(1.5)) == 1.5 and int(dp.tensor(4)) == 4
+    assert [t.item() for t in dp.tensor([1.0, 2.0])] == [1.0, 2.0]
+    with pytest.raises(ValueError, match=r"exactly one element, got shape \(2,\)"):
+        dp.tensor([1.0, 2.0]).item()
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(dp.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match="immutable"):
+        dp.zeros(2)[0] = 1.0
+
+
+def test_comparisons_are_constants(backend):
+    w = dp.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    mask = w > 1.5
+    assert mask.dtype == dp.bool and not mask.requires_grad
+    assert mask.tolist() == [False, True, True]
+    assert (w == 2.0).tolist() == [False, True, False]
+    assert (w != w).tolist() == [False, False, False]
+    assert (w <= 2.0).tolist() == [True, True, False]
+    assert (w >= 2.0).tolist() == [False, True, True]
+    assert (w < 2.0).tolist() == [True, False, False]
+    assert (w > 1.5).any().item() and not (w > 1.5).all().item()
+
+
+def test_operands_that_are_lists_become_tensors(backend):
+    total = dp.tensor([1.0, 2.0]) + np.array([10.0, 20.0])
+    assert total.tolist() == [11.0, 22.0] and isinstance(total, dp.Tensor)
+    assert (dp.tensor([1.0, 2.0]).__add__([10.0, 20.0])).tolist() == [11.0, 22.0]
+
+
+def test_repr(backend):
+    text = repr(dp.tensor([[1.0, 2.0]], requires_grad=True))
+    assert text == (f"tensor([[1., 2.]], dtype=float32, backend={backend.name}, "
+                    "is_variable=True)")
+    assert "grad_fn=Mul" in repr(dp.tensor([1.0], requires_grad=True) * 2)
+
+
+def test_astype(backend):
+    x = dp.tensor(np.array([1.25, -2.5]), requires_grad=True)
+    y = x.astype(dp.float32)
+    assert y.dtype == dp.float32 and y.requires_grad
+    grads = (y * 2.0).sum().backward()
+    assert grads[x].dtype == dp.float64 and grads[x].tolist() == [2.0, 2.0]
+    as_int = x.astype("int32")
+    assert as_int.dtype == dp.int32 and not as_int.requires_grad
+    assert x.to(dp.float32).dtype == dp.float32
+
+
+def test_to_another_backend_is_differentiable(backend):
+    x = dp.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    other = "numpy" if backend.name != "numpy" else "array_api_strict"
+    moved = x.to(other)
+    assert moved.backend.name == other and moved.tolist() == [1.0, 2.0]
+    grads = (moved * moved).sum().backward()
+    assert grads[x].backend is backend and grads[x].tolist() == [2.0, 4.0]
+    assert x.to(backend.name) is x
+
+
+def test_from_dlpack_round_trip(backend):
+    source = np.arange(6.0).reshape(2, 3)
+    t = dp.from_dlpack(source)
+    assert t.backend is backend and t.tolist() == source.tolist()
+    assert np.from_dlpack(dp.tensor(source)).tolist() == source.tolist()
