@@ -147,5 +147,5 @@ def test_a_backward_with_the_wrong_number_of_gradients_is_named(backend):
             return (grad,)
 
     x = dp.tensor([1.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match="Broken.backward returned 1 gradients for 2 inputs"):
+    with pytest.raises(RuntimeError, match=r"Broken\.backward returned 1 gradients for 2 inputs"):
         Broken()(x, x).sum().backward()
