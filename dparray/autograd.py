@@ -138,7 +138,6 @@ class Function:
             ]
             self.sequence = next(_creation_order)
             return from_op(out, backend, self)
-        self.parents = parents
         out = self.forward(*arrays)
         self.saved = None
         return from_op(out, backend, None)

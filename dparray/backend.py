@@ -196,7 +196,7 @@ def get_backend(name: str | Backend | None = None) -> Backend:
         if name not in _factories:
             raise ValueError(
                 f"unknown backend {name!r}; registered: {', '.join(_factories)}"
-                f" (available here: {', '.join(_available_unlocked())})"
+                f" (available here: {', '.join(available_backends())})"
             )
         if name not in _instances:
             _instances[name] = _create(name)
@@ -268,18 +268,6 @@ def _create(name: str) -> Backend:
     if not isinstance(backend, Backend):
         raise TypeError(f"factory of backend {name!r} returned {backend!r}, not a Backend")
     return backend
-
-
-def _available_unlocked() -> list[str]:
-    names = []
-    for name in _factories:
-        if name not in _instances:
-            try:
-                _instances[name] = _create(name)
-            except (BackendUnavailableError, TypeError):
-                continue
-        names.append(name)
-    return names
 
 
 def _load_entry_points() -> None:

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from dparray.gradients import Gradients
 
 _variable_order = itertools.count()
-_SCALARS = (int, float, bool)
 
 
 class Tensor:
@@ -138,7 +137,7 @@ class Tensor:
 
     def freeze(self) -> Tensor:
         """A copy of this tensor with ``is_variable=False``: gradients stop there."""
-        return Tensor(self.data, self.backend)
+        return self.detach()
 
     def item(self) -> float | int | bool:
         """The value of a single-element tensor as a Python number."""

@@ -160,3 +160,12 @@ def test_from_dlpack_round_trip(backend):
     t = dp.from_dlpack(source)
     assert t.backend is backend and t.tolist() == source.tolist()
     assert np.from_dlpack(dp.tensor(source)).tolist() == source.tolist()
+
+
+def test_numpy_scalars_promote_like_arrays_on_every_backend(backend):
+    t = dp.ones(2)
+    assert (t * np.float64(2.0)).dtype == dp.float64  # a NumPy scalar is typed, as in NEP 50
+    assert (t * 2.0).dtype == dp.float32  # a Python float is not
+    assert (np.float32(3.0) - t).tolist() == [2.0, 2.0]
+    assert dp.maximum(t, np.float32(1.5)).tolist() == [1.5, 1.5]
+    assert (t < np.float32(1.5)).tolist() == [True, True]

@@ -7,6 +7,9 @@ from typing import Any
 
 from dparray import dtypes as _dtypes
 from dparray.backend import Backend
+from dparray.tensor import Tensor
+
+PYTHON_SCALARS = (int, float, bool)
 
 
 def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
@@ -49,6 +52,12 @@ def reduced_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return math.prod(shape[a] for a in axes)
 
 
+def as_array(result: Any) -> Any:
+    """A reduction's result as an array: NumPy returns a scalar for a full reduction, and
+    ``[...]`` turns it into a 0-d array (on an array it is a free view)."""
+    return result[...]
+
+
 def check_same_kind(op: str, backend: Backend, a: Any, b: Any) -> None:
     """Refuse to mix dtype kinds (int with float, bool with int): the standard leaves it
     undefined, so dparray forbids it on every backend alike. Python scalars pass."""
@@ -82,3 +91,20 @@ def broadcast_shapes(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
                 size = n
         result.append(size)
     return tuple(result)
+
+
+def as_operands(*values: Any) -> list[Any]:
+    """``values`` ready for one op: tensors and Python scalars as they are, anything else (a
+    list, a NumPy array or NumPy scalar) as a tensor on the backend of the first tensor, so its
+    dtype takes part in promotion and every operand lives on one backend."""
+    like = next((v for v in values if isinstance(v, Tensor)), None)
+    if like is None:
+        return list(values)
+    result = []
+    for v in values:
+        if not isinstance(v, Tensor) and type(v) not in PYTHON_SCALARS:
+            from dparray.creation import tensor
+
+            v = tensor(v, backend=like.backend)
+        result.append(v)
+    return result

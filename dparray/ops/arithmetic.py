@@ -10,11 +10,8 @@ import math
 from typing import Any
 
 from dparray.autograd import Function
-from dparray.ops._util import check_same_kind
+from dparray.ops._util import PYTHON_SCALARS, as_operands, check_same_kind
 from dparray.tensor import Tensor
-
-_SCALARS = (int, float, bool)
-_OPERANDS = (Tensor, *_SCALARS)
 
 
 class Add(Function):
@@ -83,7 +80,7 @@ class Pow(Function):
         if self.needs_grad(0):
             grad_a = grad * b * a ** (b - 1)
         if self.needs_grad(1):
-            log_a = math.log(a) if isinstance(a, _SCALARS) else self.xp.log(a)
+            log_a = math.log(a) if isinstance(a, PYTHON_SCALARS) else self.xp.log(a)
             grad_b = grad * out * log_a
         return grad_a, grad_b
 
@@ -99,19 +96,9 @@ class Neg(Function):
 
 
 def _binary(op: type[Function], a: Any, b: Any) -> Tensor:
-    """Apply ``op``; an operand that is neither a Tensor nor a Python scalar (a list, a NumPy
-    array) first becomes a tensor on the other operand's backend."""
-    if not isinstance(b, _OPERANDS) and isinstance(a, Tensor):
-        b = _as_tensor(b, a)
-    elif not isinstance(a, _OPERANDS) and isinstance(b, Tensor):
-        a = _as_tensor(a, b)
-    return op()(a, b)
-
-
-def _as_tensor(data: Any, like: Tensor) -> Tensor:
-    from dparray.creation import tensor
-
-    return tensor(data, backend=like.backend)
+    if type(a) is Tensor and type(b) is Tensor:  # the common case skips the coercion
+        return op()(a, b)
+    return op()(*as_operands(a, b))
 
 
 def add(a: Any, b: Any) -> Tensor:

@@ -6,32 +6,23 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from dparray.ops._util import check_same_kind
+from dparray.ops._util import as_operands, check_same_kind
 from dparray.tensor import Tensor, from_op
-
-_SCALARS = (int, float, bool)
 
 
 def _compare(name: str, function: Callable[[Any, Any], Any], a: Any, b: Any) -> Tensor:
-    tensor = a if isinstance(a, Tensor) else b
-    backend = tensor.backend
-    operands = []
+    a, b = as_operands(a, b)
+    backend = (a if isinstance(a, Tensor) else b).backend
     for x in (a, b):
-        if isinstance(x, Tensor):
-            if x.backend is not backend:
-                raise ValueError(
-                    f"{name}: cannot combine tensors of backends {backend.name!r} and "
-                    f"{x.backend.name!r}; move one with .to(...)"
-                )
-            operands.append(x.data)
-        elif isinstance(x, _SCALARS):
-            operands.append(x)
-        else:
-            from dparray.creation import tensor as make
-
-            operands.append(make(x, backend=backend).data)
-    check_same_kind(name, backend, *operands)
-    return from_op(function(*operands), backend, None)
+        if isinstance(x, Tensor) and x.backend is not backend:
+            raise ValueError(
+                f"{name}: cannot combine tensors of backends {backend.name!r} and "
+                f"{x.backend.name!r}; move one with .to(...)"
+            )
+    a = a.data if isinstance(a, Tensor) else a
+    b = b.data if isinstance(b, Tensor) else b
+    check_same_kind(name, backend, a, b)
+    return from_op(function(a, b), backend, None)
 
 
 def equal(a: Any, b: Any) -> Tensor:

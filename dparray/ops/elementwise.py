@@ -7,7 +7,7 @@ from typing import Any
 
 from dparray import dtypes as _dtypes
 from dparray.autograd import Function
-from dparray.ops._util import check_same_kind
+from dparray.ops._util import as_operands, check_same_kind
 from dparray.tensor import Tensor, from_op
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -292,12 +292,12 @@ def softplus(x: Tensor, beta: float = 1.0) -> Tensor:
 
 def maximum(a: Any, b: Any) -> Tensor:
     """Elementwise maximum with broadcasting."""
-    return Maximum()(a, b)
+    return Maximum()(*as_operands(a, b))
 
 
 def minimum(a: Any, b: Any) -> Tensor:
     """Elementwise minimum with broadcasting."""
-    return Minimum()(a, b)
+    return Minimum()(*as_operands(a, b))
 
 
 def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
@@ -309,7 +309,7 @@ def where(condition: Tensor, a: Any, b: Any) -> Tensor:
     """``a`` where ``condition`` is True, else ``b``, with broadcasting."""
     if not isinstance(condition, Tensor):
         raise TypeError(f"where: the condition must be a Tensor, got {type(condition).__name__}")
-    return Where()(condition, a, b)
+    return Where()(*as_operands(condition, a, b))
 
 
 def astype(x: Tensor, dtype: Any) -> Tensor:

@@ -11,6 +11,7 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.ops._util import (
+    as_array,
     expand_reduced,
     normalize_axes,
     normalize_axis,
@@ -43,7 +44,7 @@ class Sum(_Reduction):
 
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
-        return self.xp.asarray(self.xp.sum(x, axis=axes, keepdims=self.keepdims))
+        return as_array(self.xp.sum(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
         return self.expand(grad)
@@ -58,7 +59,7 @@ class Mean(_Reduction):
         axes = self.setup(x)
         if reduced_count(self.shape, axes) == 0:
             raise ValueError(f"mean: reducing over an empty axis of shape {self.shape}")
-        return self.xp.asarray(self.xp.mean(x, axis=axes, keepdims=self.keepdims))
+        return as_array(self.xp.mean(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
         return self.expand(grad) / reduced_count(self.shape, self.axes)
@@ -121,8 +122,7 @@ class Var(_Reduction):
             )
         centred = x - xp.mean(x, axis=axes, keepdims=True)
         self.save(centred)
-        return xp.asarray(xp.sum(centred * centred, axis=axes, keepdims=self.keepdims)
-                          / self.divisor)
+        return as_array(xp.sum(centred * centred, axis=axes, keepdims=self.keepdims) / self.divisor)
 
     def backward(self, grad: Any) -> Any:
         (centred,) = self.saved
@@ -249,6 +249,6 @@ def _logical(x: Tensor, name: str, axis: Any, keepdims: bool) -> Tensor:
     xp = x.backend.xp
     axes = normalize_axes(axis, x.ndim, name)
     out = getattr(xp, name)(x.data, axis=axes, keepdims=keepdims)
-    return from_op(xp.asarray(out), x.backend, None)
+    return from_op(as_array(out), x.backend, None)
 
 
