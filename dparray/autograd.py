@@ -99,7 +99,7 @@ class Function:
     def __call__(self, *inputs: Any) -> Tensor:
         backend = None
         tracked = False
-        arrays, parents = [], []
+        arrays, parents, metas = [], [], []
         for x in inputs:
             if isinstance(x, Tensor):
                 if backend is None:
@@ -109,18 +109,22 @@ class Function:
                         f"{type(self).__name__}: cannot combine tensors of backends "
                         f"{backend.name!r} and {x.backend.name!r}; move one with .to(...)"
                     )
-                arrays.append(x.data)
+                data = x.data
+                arrays.append(data)
                 if x._node is not None:
                     parents.append(x._node)
-                    tracked = True
                 elif x._is_variable:
                     parents.append(x)
-                    tracked = True
                 else:
                     parents.append(None)
+                    metas.append(None)
+                    continue
+                metas.append((data.shape, data.dtype))  # what backward casts gradients back to
+                tracked = True
             else:
                 arrays.append(x)
                 parents.append(None)
+                metas.append(None)
         if backend is None:
             raise TypeError(
                 f"{type(self).__name__} needs at least one Tensor input, got "
@@ -132,10 +136,7 @@ class Function:
         if tracked and _grad_enabled.get():
             self.parents = parents  # set before forward: needs_grad() reads it
             out = self.forward(*arrays)
-            self.inputs_meta = [
-                None if p is None else (a.shape, a.dtype)
-                for p, a in zip(parents, arrays, strict=True)
-            ]
+            self.inputs_meta = metas
             self.sequence = next(_creation_order)
             return from_op(out, backend, self)
         out = self.forward(*arrays)
@@ -179,7 +180,6 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
             "(make the inputs you train variables with requires_grad=True)"
         )
     order = _reverse_topological_order(root._node)
-    xp = root.backend.xp
     pending: dict[Function, Any] = {root._node: seed.data}
     leaves: dict[Tensor, Any] = {}
     for node in order:
@@ -190,22 +190,21 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
             node.saved = node.parents = node.inputs_meta = None
         if grads_in is None:  # no gradient reached this node, or none leaves it
             continue
-        if not isinstance(grads_in, tuple):
+        if type(grads_in) is not tuple:
             grads_in = (grads_in,)
-        xp = node.backend.xp
         if len(grads_in) != len(parents):
             raise RuntimeError(
                 f"{type(node).__name__}.backward returned {len(grads_in)} gradients for "
                 f"{len(parents)} inputs"
             )
-        for parent, meta, g in zip(parents, metas, grads_in, strict=True):
+        for parent, meta, g in zip(parents, metas, grads_in, strict=False):  # lengths checked
             if parent is None or g is None:
                 continue
             shape, dtype = meta
             if g.shape != shape:
-                g = _unbroadcast(xp, g, shape)
+                g = _unbroadcast(node.xp, g, shape)
             if g.dtype is not dtype and g.dtype != dtype:
-                g = xp.astype(g, dtype)
+                g = node.xp.astype(g, dtype)
             target = leaves if isinstance(parent, Tensor) else pending
             previous = target.get(parent)
             target[parent] = g if previous is None else previous + g
