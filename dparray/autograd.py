@@ -187,7 +187,7 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
         parents, metas = node.parents, node.inputs_meta
         grads_in = None if grad_out is None else node.backward(grad_out)
         if not retain_graph:
-            node.saved = node.parents = node.inputs_meta = None
+            node.release()
         if grads_in is None:  # no gradient reached this node, or none leaves it
             continue
         if type(grads_in) is not tuple:
