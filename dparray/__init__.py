@@ -4,7 +4,9 @@ The public surface, re-exported from the modules that define it. Start with
 :func:`tensor`, :meth:`Tensor.backward` and :func:`use_backend`.
 """
 
+from dparray import nn as nn
 from dparray import ops as _ops
+from dparray import optim as optim
 from dparray.autograd import Function as Function
 from dparray.autograd import enable_grad as enable_grad
 from dparray.autograd import is_grad_enabled as is_grad_enabled
@@ -42,6 +44,8 @@ from dparray.dtypes import int64 as int64
 from dparray.dtypes import set_default_dtype as set_default_dtype
 from dparray.dtypes import uint8 as uint8
 from dparray.gradients import Gradients as Gradients
+from dparray.io import load as load
+from dparray.io import save as save
 from dparray.ops import *  # noqa: F403 - every op function, listed in ops.__all__
 from dparray.random import fork_rng as fork_rng
 from dparray.random import manual_seed as manual_seed
@@ -88,8 +92,12 @@ __all__ = [
     "tensor",
     "zeros",
     "zeros_like",
+    "load",
+    "save",
     "fork_rng",
     "manual_seed",
+    "nn",
+    "optim",
     *_ops.__all__,
     "__version__",
 ]

@@ -1,0 +1,291 @@
+"""Module: the base of every layer and model, with the specification's API.
+
+Parameters and sub-modules register themselves when assigned as attributes: a variable tensor
+(``requires_grad=True``) becomes a parameter, a ``Module`` a child; buffers (running statistics)
+are registered with :meth:`Module.register_buffer`. Names join with ``.`` as PyTorch's do
+(``fc1.weight``, ``0.bias``), so state dicts move between the two libraries unchanged.
+
+A parameter stays a parameter when it is frozen (``is_variable = False``): it still counts in
+:meth:`num_parameters` and still appears in :meth:`state_dict`, but no gradient reaches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+from dparray import dtypes as _dtypes
+from dparray.backend import get_backend
+from dparray.creation import tensor as _to_tensor
+from dparray.tensor import Tensor
+
+
+class IncompatibleKeys(NamedTuple):
+    """What :meth:`Module.load_state_dict` with ``strict=False`` did not match."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class Module:
+    """Base class of layers and models: override :meth:`forward`, assign parameters and
+    sub-modules in ``__init__`` after calling ``super().__init__()``.
+
+    Example:
+        >>> import dparray as dp
+        >>> from dparray import nn
+        >>> class TwoLayer(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc1 = nn.Linear(4, 8)
+        ...         self.fc2 = nn.Linear(8, 2)
+        ...     def forward(self, x):
+        ...         return self.fc2(self.fc1(x).relu())
+        >>> model = TwoLayer()
+        >>> [name for name, _ in model.named_parameters()]
+        ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+        >>> model.num_parameters()
+        58
+    """
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameter_names", {})
+        object.__setattr__(self, "_buffer_names", {})
+        object.__setattr__(self, "_module_names", {})
+        object.__setattr__(self, "_training", True)
+
+    # ------------------------------------------------------------------ registration
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_parameter_names" not in self.__dict__:
+            raise RuntimeError(
+                f"{type(self).__name__}.__init__ must call super().__init__() before assigning "
+                "attributes"
+            )
+        params, buffers, modules = self._parameter_names, self._buffer_names, self._module_names
+        if isinstance(value, Module):
+            params.pop(name, None)
+            buffers.pop(name, None)
+            modules[name] = None
+        elif isinstance(value, Tensor) and (value.is_variable or name in params):
+            buffers.pop(name, None)
+            modules.pop(name, None)
+            params[name] = None
+        elif name in buffers and (value is None or isinstance(value, Tensor)):
+            pass
+        elif name in params and value is None:
+            pass  # an optional parameter (bias=False) stays registered, as None
+        else:
+            params.pop(name, None)
+            buffers.pop(name, None)
+            modules.pop(name, None)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        for registry in (self._parameter_names, self._buffer_names, self._module_names):
+            registry.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name: str, value: Tensor | None) -> None:
+        """Register ``value`` as a buffer: state that is saved but not trained (running
+        statistics)."""
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"a buffer must be a Tensor or None, got {type(value).__name__}")
+        self._parameter_names.pop(name, None)
+        self._module_names.pop(name, None)
+        self._buffer_names[name] = None
+        object.__setattr__(self, name, value)
+
+    # ------------------------------------------------------------------ running
+    def forward(self, x: Any) -> Any:
+        """Compute the module's output; every subclass defines it."""
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # ------------------------------------------------------------------ the specification's API
+    def parameters(self) -> list[Tensor]:
+        """Every parameter, trainable or frozen, in registration order (shared ones once)."""
+        return [p for _, p in self.named_parameters()]
+
+    def named_parameters(self) -> list[tuple[str, Tensor]]:
+        """``(name, parameter)`` pairs, names joined with ``.`` as PyTorch joins them."""
+        return self._named("_parameter_names")
+
+    def set_training(self, training: bool) -> None:
+        """Set training mode (dropout active, batch statistics) on this module and all below."""
+        for _, module in self.named_modules():
+            object.__setattr__(module, "_training", bool(training))
+
+    def is_training(self) -> bool:
+        """Whether the module is in training mode (True for a new module)."""
+        return self._training
+
+    def train(self, mode: bool = True) -> Module:
+        """Training mode on this module and all below; returns ``self``."""
+        self.set_training(mode)
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode on this module and all below; returns ``self``."""
+        self.set_training(False)
+        return self
+
+    def num_parameters(self) -> int:
+        """The total number of scalars in all parameters."""
+        return sum(p.elem_count() for p in self.parameters())
+
+    def trainable_params_count(self) -> int:
+        """The number of scalars in the trainable (variable) parameters."""
+        return sum(p.elem_count() for p in self.parameters() if p.is_variable)
+
+    def frozen_parameters(self) -> list[Tensor]:
+        """New tensors with the parameters' values and ``is_variable = False``."""
+        return [p.freeze() for p in self.parameters()]
+
+    def state_dict(self) -> dict[str, Tensor]:
+        """Name -> tensor: the parameters in ``named_parameters`` order, then the buffers.
+
+        The tensors share the module's arrays, and dparray never changes an array in place,
+        so a state dict is a snapshot: training after taking it does not alter it.
+        """
+        state = {name: p.detach() for name, p in self.named_parameters()}
+        state.update((name, b.detach()) for name, b in self.named_buffers())
+        return state
+
+    # ------------------------------------------------------------------ conveniences
+    def named_buffers(self) -> list[tuple[str, Tensor]]:
+        """``(name, buffer)`` pairs (running statistics and other saved, untrained state)."""
+        return self._named("_buffer_names")
+
+    def buffers(self) -> list[Tensor]:
+        return [b for _, b in self.named_buffers()]
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        for name in self._module_names:
+            module = self.__dict__.get(name)
+            if module is not None:
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """This module and every module below it, depth first, each once."""
+        seen: set[int] = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = list(module.named_children())
+            for child_name, child in reversed(children):
+                stack.append((f"{name}.{child_name}" if name else child_name, child))
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Make every parameter trainable (or frozen); returns ``self``."""
+        for p in self.parameters():
+            p.is_variable = requires_grad
+        return self
+
+    def load_state_dict(self, state_dict: Mapping[str, Any],
+                        strict: bool = True) -> IncompatibleKeys:
+        """Copy values from ``state_dict`` into the parameters and buffers.
+
+        Every name, shape and dtype is checked first; if any is wrong nothing is changed and a
+        ValueError lists every problem. With ``strict=False`` missing and unexpected names are
+        allowed and returned; shapes and dtypes must still match.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"load_state_dict needs a mapping, got {type(state_dict).__name__}")
+        targets = dict(self.named_parameters())
+        targets.update(self.named_buffers())
+        missing = [name for name in targets if name not in state_dict]
+        unexpected = [name for name in state_dict if name not in targets]
+        problems = []
+        if strict and missing:
+            problems.append(f"missing keys: {', '.join(missing)}")
+        if strict and unexpected:
+            problems.append(f"unexpected keys: {', '.join(unexpected)}")
+        updates = []
+        for name, target in targets.items():
+            if name not in state_dict:
+                continue
+            value = state_dict[name]
+            shape = tuple(getattr(value, "shape", ()))
+            try:
+                dtype = _dtypes.to_dtype(value.dtype, getattr(value, "backend", None))
+            except (AttributeError, TypeError):
+                problems.append(f"{name}: expected a tensor, got {type(value).__name__}")
+                continue
+            if shape != target.shape:
+                problems.append(f"{name}: shape {shape} in the state dict, {target.shape} here")
+            elif dtype != target.dtype:
+                problems.append(f"{name}: dtype {dtype.name} in the state dict, "
+                                f"{target.dtype.name} here")
+            else:
+                updates.append((target, value))
+        if problems:
+            raise ValueError(
+                f"cannot load the state dict into {type(self).__name__}: " + "; ".join(problems)
+            )
+        for target, value in updates:
+            target.data = _to_tensor(value, backend=target.backend).data
+        return IncompatibleKeys(missing, unexpected)
+
+    def to(self, target: Any) -> Module:
+        """Move every parameter and buffer to a backend, or cast the floating ones to a dtype;
+        in place (the tensors keep their identity), returns ``self``."""
+        is_dtype = isinstance(target, _dtypes.DType) or (
+            isinstance(target, str) and target in _dtypes.ALL_DTYPES
+        )
+        backend = None if is_dtype else get_backend(target)
+        for t in [*self.parameters(), *self.buffers()]:
+            if is_dtype:
+                if t.dtype.is_floating:
+                    t.data = t.astype(target).data
+            else:
+                moved = t.detach().to(backend)
+                t.data, t.backend = moved.data, backend
+        return self
+
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in ``repr`` (its settings)."""
+        return ""
+
+    def __repr__(self) -> str:
+        children = list(self.named_children())
+        if not children:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        lines = [f"{type(self).__name__}("]
+        if self.extra_repr():
+            lines.append(f"  {self.extra_repr()}")
+        for name, child in children:
+            text = repr(child).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {text}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def _named(self, registry: str) -> list[tuple[str, Tensor]]:
+        result, seen = [], set()
+        for prefix, module in self.named_modules():
+            for name in getattr(module, registry):
+                value = module.__dict__.get(name)
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                result.append((f"{prefix}.{name}" if prefix else name, value))
+        return result
+
+
+def Parameter(data: Any, requires_grad: bool = True) -> Tensor:
+    """A new trainable leaf tensor with ``data``'s values (PyTorch's ``nn.Parameter``)."""
+    source = data.detach() if isinstance(data, Tensor) else _to_tensor(data)
+    return Tensor(source.data, source.backend, is_variable=requires_grad)
