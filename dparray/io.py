@@ -17,8 +17,8 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import struct
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +26,7 @@ from dparray.backend import Backend, get_backend
 from dparray.tensor import Tensor
 
 CHECKSUM_KEY = "dparray.sha256"
+ORDER_KEY = "dparray.keys"  # safetensors lays tensors out by dtype; this keeps the dict's order
 
 
 def save(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str],
@@ -44,13 +45,14 @@ def save(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str],
     arrays = _to_host(state_dict)
     header = {str(k): str(v) for k, v in (metadata or {}).items()}
     header[CHECKSUM_KEY] = _checksum(arrays)
+    header[ORDER_KEY] = json.dumps(list(arrays))
     payload = safetensors.numpy.save(arrays, metadata=header)
     _write_atomically(os.fspath(path), payload)
 
 
 def load(path: str | os.PathLike[str], backend: str | Backend | None = None) -> dict[str, Tensor]:
     """Read a safetensors file into ``name -> tensor`` on ``backend`` (the current one by
-    default), in the file's order. Raises ValueError for a file that is truncated, malformed or
+    default), in the order the state dict had when dparray saved it (else the file's). Raises ValueError for a file that is truncated, malformed or
     fails its checksum, and OSError when it cannot be read."""
     import safetensors.numpy
 
@@ -67,7 +69,7 @@ def load(path: str | os.PathLike[str], backend: str | Backend | None = None) -> 
         raise ValueError(f"{path} is corrupted: its tensors do not match the checksum it was "
                          "saved with")
     target = get_backend(backend)
-    order = _header_order(payload)
+    order = _saved_order(metadata, arrays) or _header_order(payload)
     return {name: Tensor(target.asarray(arrays[name]), target) for name in order}
 
 
@@ -84,7 +86,7 @@ def _to_host(state_dict: Mapping[str, Tensor]) -> dict[str, Any]:
             raise TypeError(f"state dict names must be str, got {name!r}")
         if not isinstance(value, Tensor):
             raise TypeError(f"{name}: expected a Tensor, got {type(value).__name__}")
-        arrays[name] = np.ascontiguousarray(value.numpy())
+        arrays[name] = np.asarray(value.numpy(), order="C")  # (ascontiguousarray makes 0-d 1-d)
     return arrays
 
 
@@ -93,7 +95,7 @@ def _checksum(arrays: Mapping[str, Any]) -> str:
 
     digest = hashlib.sha256()
     for name in sorted(arrays):
-        array = np.ascontiguousarray(arrays[name])
+        array = np.asarray(arrays[name], order="C")
         digest.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
         digest.update(array.tobytes())
     return digest.hexdigest()
@@ -108,6 +110,14 @@ def _metadata(payload: bytes) -> dict[str, str]:
     return _header(payload).get("__metadata__") or {}
 
 
+def _saved_order(metadata: Mapping[str, str], arrays: Mapping[str, Any]) -> list[str] | None:
+    try:
+        order = json.loads(metadata.get(ORDER_KEY, "null"))
+    except ValueError:
+        return None
+    return order if isinstance(order, list) and sorted(order) == sorted(arrays) else None
+
+
 def _header_order(payload: bytes) -> list[str]:
     """Tensor names in the order of their data in the file (safetensors sorts the header)."""
     entries = {k: v for k, v in _header(payload).items() if k != "__metadata__"}
@@ -116,8 +126,9 @@ def _header_order(payload: bytes) -> list[str]:
 
 def _write_atomically(path: str, payload: bytes) -> None:
     folder = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.",
-                                             suffix=".tmp")
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
+    # os.open with 0o666 lets the umask decide the mode, as for any new file (mkstemp: 0o600)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(descriptor, "wb") as file:
             file.write(payload)

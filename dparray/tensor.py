@@ -217,14 +217,33 @@ class Tensor:
         return int(self.item())
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.data.__dlpack__(*args, **kwargs)
+        # asarray: NumPy hands back 0-d results as scalars, which have no __dlpack__
+        return self.backend.xp.asarray(self.data).__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self) -> Any:
-        return self.data.__dlpack_device__()
+        return self.backend.xp.asarray(self.data).__dlpack_device__()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         array = self.numpy()
         return array if dtype is None else array.astype(dtype)
+
+    def __copy__(self) -> Tensor:
+        """A new tensor sharing this one's data (a new variable if this is one)."""
+        return self._copy_with(self.data)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """A new leaf tensor with its own copy of the data; the backend is shared."""
+        if self._node is not None:
+            raise RuntimeError(
+                "only leaf tensors can be deep-copied; this one was computed by "
+                f"{type(self._node).__name__} (copy its .detach())"
+            )
+        copied = self._copy_with(self.backend.xp.asarray(self.data, copy=True))
+        memo[id(self)] = copied
+        return copied
+
+    def _copy_with(self, data: Any) -> Tensor:
+        return Tensor(data, self.backend, is_variable=self._is_variable)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         raise TypeError(

@@ -169,3 +169,20 @@ def test_numpy_scalars_promote_like_arrays_on_every_backend(backend):
     assert (np.float32(3.0) - t).tolist() == [2.0, 2.0]
     assert dp.maximum(t, np.float32(1.5)).tolist() == [1.5, 1.5]
     assert (t < np.float32(1.5)).tolist() == [True, True]
+
+
+def test_zero_dimensional_results_export_through_dlpack(backend):
+    total = dp.tensor(np.array([1.0, 2.0])).sum() * 2.0  # NumPy computes this as a scalar
+    assert np.from_dlpack(total).tolist() == 6.0
+
+
+def test_copy_and_deepcopy(backend):
+    import copy
+
+    w = dp.tensor([1.0, 2.0], requires_grad=True)
+    shallow, deep = copy.copy(w), copy.deepcopy(w)
+    assert shallow is not w and shallow.is_variable and shallow.data is w.data
+    assert deep.is_variable and deep.tolist() == [1.0, 2.0] and deep.data is not w.data
+    assert deep.backend is w.backend
+    with pytest.raises(RuntimeError, match="only leaf tensors can be deep-copied"):
+        copy.deepcopy(w * 2)

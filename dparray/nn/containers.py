@@ -31,8 +31,12 @@ class ModuleList(Module):
     def __getitem__(self, index: int | slice) -> Any:
         modules = list(self.children())
         if isinstance(index, slice):
-            return type(self)(modules[index])
+            return self._of(modules[index])
         return modules[index]
+
+    @classmethod
+    def _of(cls, modules: list[Module]) -> ModuleList:
+        return cls(modules)
 
 
 class Sequential(ModuleList):
@@ -47,6 +51,10 @@ class Sequential(ModuleList):
 
     def __init__(self, *modules: Module) -> None:
         super().__init__(modules)
+
+    @classmethod
+    def _of(cls, modules: list[Module]) -> Sequential:
+        return cls(*modules)
 
     def forward(self, x: Any) -> Any:
         for module in self:
