@@ -52,8 +52,11 @@ def save(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str],
 
 def load(path: str | os.PathLike[str], backend: str | Backend | None = None) -> dict[str, Tensor]:
     """Read a safetensors file into ``name -> tensor`` on ``backend`` (the current one by
-    default), in the order the state dict had when dparray saved it (else the file's). Raises ValueError for a file that is truncated, malformed or
-    fails its checksum, and OSError when it cannot be read."""
+    default), in the order the state dict had when dparray saved it (else the file's).
+
+    Raises ValueError for a file that is truncated, malformed or fails its checksum, and
+    OSError when it cannot be read.
+    """
     import safetensors.numpy
 
     path = os.fspath(path)

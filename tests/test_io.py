@@ -68,11 +68,11 @@ def test_damaged_files_are_clear_errors(tmp_path):
     payload = path.read_bytes()
     truncated = tmp_path / "truncated.safetensors"
     truncated.write_bytes(payload[:-10])
-    with pytest.raises(ValueError, match="truncated.safetensors is not a valid safetensors file"):
+    with pytest.raises(ValueError, match=r"truncated\.safetensors is not a valid safetensors file"):
         dp.load(truncated)
     tampered = tmp_path / "tampered.safetensors"
     tampered.write_bytes(payload[:-4] + bytes(b ^ 0xFF for b in payload[-4:]))
-    with pytest.raises(ValueError, match="tampered.safetensors is corrupted"):
+    with pytest.raises(ValueError, match=r"tampered\.safetensors is corrupted"):
         dp.load(tampered)
     garbage = tmp_path / "garbage.safetensors"
     garbage.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}")

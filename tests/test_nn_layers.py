@@ -141,7 +141,7 @@ def test_embedding(backend, rng):
 
 
 def _conv_reference(x, w, b, stride, padding, dilation):
-    n, c, h, wd = x.shape
+    n, _c, h, wd = x.shape
     oc, _, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
     oh = (h + 2 * padding - dilation * (kh - 1) - 1) // stride + 1
@@ -180,7 +180,7 @@ def test_conv2d_errors(backend):
 def _pool_reference(x, k, s, p, reduce, fill):
     xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=fill)
     oh, ow = (xp.shape[2] - k) // s + 1, (xp.shape[3] - k) // s + 1
-    out = np.zeros(x.shape[:2] + (oh, ow))
+    out = np.zeros((*x.shape[:2], oh, ow))
     for i in range(oh):
         for j in range(ow):
             out[:, :, i, j] = reduce(xp[:, :, i * s:i * s + k, j * s:j * s + k], axis=(2, 3))

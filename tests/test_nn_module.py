@@ -92,7 +92,7 @@ def test_attribute_assignment_registers_and_unregisters(backend):
     module.child = nn.Linear(1, 1)
     assert [n for n, _ in module.named_parameters()] == ["w", "child.weight", "child.bias"]
     module.w = dp.zeros(2)  # replacing a parameter keeps it registered
-    assert [n for n, _ in module.named_parameters()][0] == "w"
+    assert next(n for n, _ in module.named_parameters()) == "w"
     module.child = None
     assert [n for n, _ in module.named_parameters()] == ["w"]
     del module.w

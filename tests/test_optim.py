@@ -80,7 +80,7 @@ def test_adam_follows_the_update_rule(kind, backend):
     lambda ws: optim.Adam(ws, lr=0.01),
     lambda ws: optim.AdamW(ws, lr=0.01)], ids=["sgd", "adam", "adamw"])
 def test_training_resumes_exactly_from_state_dicts(factory, backend):
-    _, targets, history, opt, ws = _run(factory, steps=6)
+    _, targets, history, opt, _ws = _run(factory, steps=6)
     _, _, _, resumed_opt, resumed = _run(factory, steps=3)
     saved = copy.deepcopy(opt.state_dict())
     # rebuild after 3 steps from the 3-step run's state, then continue 3 more
@@ -156,7 +156,7 @@ def test_optimizer_errors(backend):
                                          r"update \(shapes \[\(3,\)\]\)"):
         opt.step(grads)
     assert w.tolist() == [1.0, 1.0]  # nothing half-applied
-    with pytest.raises(ValueError, match="lr must be a non-negative number, got -0.1"):
+    with pytest.raises(ValueError, match=r"lr must be a non-negative number, got -0\.1"):
         optim.SGD([w], lr=-0.1)
     with pytest.raises(ValueError, match="betas must be two numbers"):
         optim.Adam([w], betas=(0.9, 1.0))
