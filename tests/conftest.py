@@ -12,6 +12,8 @@ from hypothesis import settings
 
 import dparray as dp
 
+collect_ignore = ["data"]  # fixtures and the scripts that made them (which need PyTorch)
+
 settings.register_profile("dparray", deadline=None, max_examples=40, derandomize=True)
 settings.load_profile("dparray")
 
