@@ -28,8 +28,8 @@ test: lint
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed-dev
-	$(PY) -m pytest bench --benchmark-only --benchmark-json=.benchmarks/overhead.json -q
-	$(PY) bench/report.py .benchmarks/overhead.json
+	$(PY) -m pytest bench --benchmark-only --benchmark-json=.benchmarks/bench.json -q
+	$(PY) bench/report.py .benchmarks/bench.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis build *.egg-info

@@ -1,7 +1,7 @@
 """Framework overhead per op: a chain of 16 small ops (32x64 float32), forward and backward,
 against the same arithmetic written in raw NumPy, in one run.
 
-    make bench      # runs this suite, then bench/report.py prints the per-op overhead
+    make bench      # bench/report.py prints the per-op overhead
 
 Overhead per op = (median dparray time - median NumPy time) / 16.
 """
