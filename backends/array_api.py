@@ -62,6 +62,12 @@ class ArrayAPIBackend:
     def worker(self, index: int, count: int) -> Iterator[None]:
         yield
 
+    @contextlib.contextmanager
+    def parallel_region(self, count: int) -> Iterator[None]:
+        """Entered once around a data-parallel region of ``count`` workers (an optional hook:
+        the NumPy backend splits the BLAS threads among the workers here)."""
+        yield
+
     def synchronize(self) -> None:
         return None
 

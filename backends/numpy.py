@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import array_api_compat.numpy as xp
@@ -27,6 +31,58 @@ class NumPyBackend(ArrayAPIBackend):
         out = np.array(target, copy=True)
         np.add.at(out, index, values)
         return out
+
+    @contextlib.contextmanager
+    def parallel_region(self, count: int) -> Iterator[None]:
+        """Split the cores among ``count`` workers for BLAS (see :class:`BlasBudget`)."""
+        with _budget.share(count):
+            yield
+
+
+class BlasBudget:
+    """The BLAS thread count while data-parallel regions run: the cores divided among the
+    workers, so ``k`` workers never start ``k x cores`` BLAS threads.
+
+    OpenBLAS's count is process-wide, not per thread, so it is set once when the first region
+    starts and restored when the last one ends (regions of several callers may overlap; the
+    first one's share holds until all are done). Through threadpoolctl.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active = 0
+        self._limiter: Any = None
+        self._controller: Any = None
+
+    @contextlib.contextmanager
+    def share(self, workers: int) -> Iterator[None]:
+        with self._lock:
+            if self._active == 0:
+                if self._controller is None:
+                    from threadpoolctl import ThreadpoolController
+
+                    self._controller = ThreadpoolController()
+                threads = max(1, _cores() // max(1, workers))
+                self._limiter = self._controller.limit(limits=threads, user_api="blas")
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active -= 1
+                if self._active == 0:
+                    self._limiter.restore_original_limits()
+                    self._limiter = None
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+_budget = BlasBudget()
 
 
 def create() -> NumPyBackend:

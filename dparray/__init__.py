@@ -47,6 +47,8 @@ from dparray.gradients import Gradients as Gradients
 from dparray.io import load as load
 from dparray.io import save as save
 from dparray.ops import *  # noqa: F403 - every op function, listed in ops.__all__
+from dparray.parallel import ChunkError as ChunkError
+from dparray.parallel import DataParallel as DataParallel
 from dparray.random import fork_rng as fork_rng
 from dparray.random import manual_seed as manual_seed
 from dparray.tensor import Tensor as Tensor
@@ -94,6 +96,8 @@ __all__ = [
     "zeros_like",
     "load",
     "save",
+    "ChunkError",
+    "DataParallel",
     "fork_rng",
     "manual_seed",
     "nn",

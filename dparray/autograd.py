@@ -27,6 +27,9 @@ _by_creation = attrgetter("sequence")
 _grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "dparray_grad_enabled", default=True
 )
+_retaining: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "dparray_retain_graph", default=False
+)  # so that a node whose backward runs a sub-graph's backward keeps or frees it alike
 
 
 def is_grad_enabled() -> bool:
@@ -164,6 +167,22 @@ class Function:
         self.inputs_meta = None
 
 
+def reserve_number() -> int:
+    """A creation number: every node made afterwards gets a larger one (DataParallel marks the
+    boundary of its chunks' sub-graphs with it)."""
+    return next(_creation_order)
+
+
+def attach(node: Function, backend: Any, parents: list[Any], metas: list[Any]) -> Function:
+    """Make ``node`` a graph node whose gradient flows to ``parents`` (with their shape and
+    dtype), as calling it would; for ops whose edges are not their inputs (DataParallel's
+    gather, whose edges are what its chunks' sub-graphs reach)."""
+    node.backend, node.xp, node.saved = backend, backend.xp, None
+    node.parents, node.inputs_meta = list(parents), list(metas)
+    node.sequence = next(_creation_order)
+    return node
+
+
 def backward(root: Tensor, grad: Tensor | None = None, *,
              retain_graph: bool = False) -> Gradients:
     """Gradients of ``root`` with respect to every variable it depends on.
@@ -180,8 +199,61 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
             "(make the inputs you train variables with requires_grad=True)"
         )
     order = _reverse_topological_order(root._node)
-    pending: dict[Function, Any] = {root._node: seed.data}
-    leaves: dict[Tensor, Any] = {}
+    token = _retaining.set(retain_graph)
+    try:
+        leaves = _propagate(order, {root._node: seed.data}, retain_graph)
+    finally:
+        _retaining.reset(token)
+    ordered = sorted(leaves, key=lambda t: t._order)
+    return Gradients({t: Tensor(leaves[t], t.backend) for t in ordered})
+
+
+def backward_to_boundary(root: Function, grad: Any, boundary: int) -> dict[Any, Any]:
+    """Run the backward of the part of a graph made at or after creation number ``boundary``,
+    from ``root`` (which receives ``grad``), and return the gradients that leave it: one per
+    variable and per older node reached. DataParallel runs one of these per chunk, in parallel;
+    the chunks' sub-graphs share nothing but what they return gradients for.
+    """
+    order = _reverse_topological_order(root, boundary)
+    return _propagate(order, {root: grad}, _retaining.get(), boundary)
+
+
+def boundary_edges(roots: list[Function], boundary: int) -> tuple[list[Any], list[Any]]:
+    """The edges leaving the sub-graphs under ``roots`` made at or after ``boundary`` --
+    variables and older nodes, each once, in a fixed order -- with their (shape, dtype).
+
+    Raises RuntimeError when one node made after ``boundary`` is reached from two roots: the
+    sub-graphs must be disjoint to run their backwards in parallel.
+    """
+    owner: dict[Function, int] = {}
+    edges: dict[Any, Any] = {}
+    for index, root in enumerate(roots):
+        stack = [root]
+        owner[root] = index
+        while stack:
+            node = stack.pop()
+            for parent, meta in zip(node.parents, node.inputs_meta, strict=True):
+                if parent is None:
+                    continue
+                if isinstance(parent, Tensor) or parent.sequence < boundary:
+                    edges.setdefault(parent, meta)
+                elif parent not in owner:
+                    owner[parent] = index
+                    stack.append(parent)
+                elif owner[parent] != index:
+                    raise RuntimeError(
+                        f"a {type(parent).__name__} result made inside chunk {owner[parent]} "
+                        f"is used by chunk {index}; a module under DataParallel must not keep "
+                        "tensors it computes in forward for later calls"
+                    )
+    return list(edges), list(edges.values())
+
+
+def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph: bool,
+               boundary: int = -1) -> dict[Any, Any]:
+    """Run each node's backward in ``order``, passing gradients down its edges; return those
+    that reach variables, or nodes numbered below ``boundary`` (which are not run)."""
+    reached: dict[Any, Any] = {}
     for node in order:
         grad_out = pending.pop(node, None)
         parents, metas = node.parents, node.inputs_meta
@@ -205,11 +277,11 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
                 g = _unbroadcast(node.xp, g, shape)
             if g.dtype is not dtype and g.dtype != dtype:
                 g = node.xp.astype(g, dtype)
-            target = leaves if isinstance(parent, Tensor) else pending
+            outside = isinstance(parent, Tensor) or parent.sequence < boundary
+            target = reached if outside else pending
             previous = target.get(parent)
             target[parent] = g if previous is None else previous + g
-    ordered = sorted(leaves, key=lambda t: t._order)
-    return Gradients({t: Tensor(leaves[t], t.backend) for t in ordered})
+    return reached
 
 
 def _seed_gradient(root: Tensor, grad: Tensor | None) -> Tensor:
@@ -236,8 +308,9 @@ def _seed_gradient(root: Tensor, grad: Tensor | None) -> Tensor:
     return grad
 
 
-def _reverse_topological_order(root: Function) -> list[Function]:
-    """Every node reachable from ``root``, each before the nodes that produced its inputs.
+def _reverse_topological_order(root: Function, boundary: int = -1) -> list[Function]:
+    """Every node reachable from ``root`` (and numbered at least ``boundary``), each before
+    the nodes that produced its inputs.
 
     Nodes are numbered as they are made, after their inputs' producers, so the newest-first
     order of the reachable nodes is a reverse topological order: no post-order walk needed.
@@ -253,7 +326,8 @@ def _reverse_topological_order(root: Function) -> list[Function]:
                 "a second backward over the same ops needs retain_graph=True in the first"
             )
         for parent in node.parents:
-            if parent is not None and parent not in seen and isinstance(parent, Function):
+            if (parent is not None and parent not in seen and isinstance(parent, Function)
+                    and parent.sequence >= boundary):
                 seen.add(parent)
                 stack.append(parent)
                 nodes.append(parent)

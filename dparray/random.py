@@ -18,6 +18,14 @@ from dparray.backend import Backend, RandomGenerator
 DEFAULT_SEED = 20261130
 
 
+def _mix(seed: int, index: int) -> int:
+    """SplitMix64 of (seed, index): well-spread 63-bit seeds from consecutive inputs."""
+    z = (seed * 0x9E3779B97F4A7C15 + (index + 1) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return (z ^ (z >> 31)) >> 1
+
+
 def check_seed(seed: int) -> int:
     """``seed`` itself, once checked to be a non-negative int."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -32,6 +40,15 @@ class RandomStreams:
         self.seed = check_seed(seed)
         self._generators: dict[str, RandomGenerator] = {}
         self._lock = threading.Lock()
+        self._spawned = 0
+
+    def spawn(self, count: int) -> list[int]:
+        """``count`` new seeds, different at every call and fixed by this stream's seed: the
+        independent, reproducible streams of DataParallel's chunks."""
+        with self._lock:
+            first = self._spawned
+            self._spawned += count
+        return [_mix(self.seed, first + i) for i in range(count)]
 
     def generator(self, backend: Backend) -> RandomGenerator:
         with self._lock:

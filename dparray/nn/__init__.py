@@ -28,10 +28,11 @@ from dparray.nn.module import Module as Module
 from dparray.nn.module import Parameter as Parameter
 from dparray.nn.normalization import BatchNorm1d as BatchNorm1d
 from dparray.nn.normalization import LayerNorm as LayerNorm
+from dparray.nn.sync_batchnorm import SyncBatchNorm as SyncBatchNorm
 
 __all__ = [
     "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "Conv2d", "CrossEntropyLoss", "Dropout",
     "Embedding", "Flatten", "GELU", "Identity", "IncompatibleKeys", "L1Loss", "LayerNorm",
     "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleList", "NLLLoss",
-    "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional",
+    "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "SyncBatchNorm", "Tanh", "functional",
 ]

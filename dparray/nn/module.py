@@ -174,7 +174,7 @@ class Module:
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
         """This module and every module below it, depth first, each once."""
         seen: set[int] = set()
-        stack = [(prefix, self)]
+        stack = [(prefix, self._names_owner())]
         while stack:
             name, module = stack.pop()
             if id(module) in seen:
@@ -183,7 +183,13 @@ class Module:
             yield name, module
             children = list(module.named_children())
             for child_name, child in reversed(children):
-                stack.append((f"{name}.{child_name}" if name else child_name, child))
+                stack.append((f"{name}.{child_name}" if name else child_name,
+                              child._names_owner()))
+
+    def _names_owner(self) -> Module:
+        """The module whose parameters and children carry this one's names: itself, except
+        for transparent wrappers (DataParallel), which name nothing of their own."""
+        return self
 
     def modules(self) -> Iterator[Module]:
         for _, module in self.named_modules():
