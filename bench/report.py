@@ -1,6 +1,6 @@
 """Print the comparisons from a pytest-benchmark JSON file written by ``make bench``.
 
-    python bench/report.py .benchmarks/bench.json
+    python -m bench.report [.benchmarks/bench.json]     (make bench runs the suite, then this)
 
 Every figure is a ratio of medians measured in the same run, so machine noise mostly cancels.
 """
@@ -32,6 +32,32 @@ def main(path: str) -> None:
     interleaved = extra.get("test_interleaved_ratio", {}).get("ratio")
     if interleaved is not None:
         print(f"  the two alternated in one loop: ratio of medians {interleaved:5.3f}x")
+    workloads = [info for info in extra.values() if "workload" in info]
+    if workloads:
+        print_dataparallel(sorted(workloads, key=lambda info: info["workload"]))
+
+
+GOALS = {"W1": "2w >= 1.6x 1-thread, <= 1.0 unwrapped", "W2": "2w <= 1.15 unwrapped",
+         "W3": "2w >= 1.6x 1-thread, <= 1.0 unwrapped", "W4": ""}
+
+
+def print_dataparallel(workloads: list[dict]) -> None:
+    """Medians (ms) of each workload's configurations, timed round-robin in one loop."""
+    print("DataParallel: forward + backward + Adam step, medians of interleaved runs (ms)")
+    columns = ["unwrapped", "unwrapped_1_blas_thread", "dataparallel_1", "dataparallel_2",
+               "dataparallel_4", "pytorch"]
+    titles = ["unwrapped", "1 BLAS thr", "DP 1", "DP 2", "DP 4", "PyTorch"]
+    print(f"  {'':4}" + "".join(f"{t:>11}" for t in titles)
+          + f"{'2w speed-up':>13}{'2w/unwrapped':>14}  goal")
+    for info in workloads:
+        cells = "".join(f"{info[c] * 1e3:11.2f}" if c in info else f"{'-':>11}"
+                        for c in columns)
+        speedup = info["unwrapped_1_blas_thread"] / info["dataparallel_2"]
+        ratio = info["dataparallel_2"] / info["unwrapped"]
+        print(f"  {info['workload']:4}{cells}{speedup:12.2f}x{ratio:13.2f}x  "
+              f"{GOALS.get(info['workload'], '')}")
+    for info in workloads:
+        print(f"  {info['workload']}: {info['description']}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import itertools
+import math
 from collections.abc import Iterator
 from operator import attrgetter
 from typing import Any
@@ -216,6 +217,23 @@ def backward_to_boundary(root: Function, grad: Any, boundary: int) -> dict[Any, 
     """
     order = _reverse_topological_order(root, boundary)
     return _propagate(order, {root: grad}, _retaining.get(), boundary)
+
+
+def mean_output_size(root: Tensor, boundary: int) -> float | None:
+    """The mean number of elements the ops made at or after creation number ``boundary`` put
+    out, found from the graph under ``root`` (None when there is no such graph)."""
+    if root._node is None or root._node.sequence < boundary:
+        return None
+    sizes = {root._node: math.prod(root.shape)}
+    stack = [root._node]
+    while stack:
+        node = stack.pop()
+        for parent, meta in zip(node.parents, node.inputs_meta, strict=True):
+            if isinstance(parent, Function) and parent.sequence >= boundary \
+                    and parent not in sizes:
+                sizes[parent] = math.prod(meta[0])
+                stack.append(parent)
+    return sum(sizes.values()) / len(sizes)
 
 
 def boundary_edges(roots: list[Function], boundary: int) -> tuple[list[Any], list[Any]]:

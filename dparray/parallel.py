@@ -13,11 +13,18 @@ inside ``backend.worker(i, k)``, with random streams of its own seeded from the 
 dropout masks differ per chunk and repeat under a seed); the whole region runs inside
 ``backend.parallel_region(k)``, which on NumPy splits the cores among the workers for BLAS.
 
-Small work does not pay for threads (the chunks fight over the GIL). With ``execution="auto"``
-each input signature (shape, dtype, backend, mode) is timed a few calls each way, inline and on
-threads, and then keeps the faster; inline chunks run in order in the caller's thread, with
-the same BLAS budget, so both ways give identical results. Nested DataParallel runs inline:
-the outer one already uses the workers.
+Small work does not pay for threads: the chunks fight over the GIL, matrix products are
+already spread over the cores by BLAS, and splitting a batch multiplies the per-op Python
+overhead. Threads pay through the elementwise work the chunks do at the same time -- on these
+machines, from about 2**18 elements per op on (``bench/calibrate_inline.py``). With
+``execution="auto"`` (the default) the first call for each input signature (shape, dtype,
+backend, modes) is a probe, run inline, that measures the mean output size of its ops from the
+graph it builds; chunks whose ops average at least ``ELEMENTS_PER_OP`` elements run on threads
+from then on. Smaller work runs inline: as one call on the whole batch -- exactly the unwrapped
+module -- unless a layer couples the rows (batch statistics, dropout masks), in which case the
+chunks run one after another in the caller's thread. The rule depends on shapes only, so a
+program decides the same way every run. Nested DataParallel runs inline: the outer one already
+uses the workers.
 """
 
 from __future__ import annotations
@@ -25,28 +32,38 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import math
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from dparray import _pool
 from dparray import random as _random
+from dparray._rendezvous import Rendezvous
 from dparray.autograd import (
     Function,
     attach,
     backward_to_boundary,
     boundary_edges,
+    enable_grad,
     is_grad_enabled,
+    mean_output_size,
     reserve_number,
 )
 from dparray.nn.module import IncompatibleKeys, Module
+from dparray.nn.sync_batchnorm import SyncBatchNorm, sync_group
 from dparray.tensor import Tensor, from_op
 
 EXECUTIONS = ("auto", "threads", "inline")
-TRIALS = 3  # calls timed each way per input signature before "auto" settles
+ELEMENTS_PER_OP = 200_000
+"""Mean elements per op per chunk from which chunks run on threads (``execution="auto"``).
+
+Calibrated with ``python -m bench.calibrate_inline`` on this 2-core machine class: for stacks of
+Linear+Tanh, two threads against one call on the whole batch (BLAS on both cores) lost 1.4x at
+65k elements per op, broke even at 131k and won at 262k; two threads running ``tanh`` alone
+gained 0.88x at 65k and 1.63x at 262k elements.
+"""
 
 
 class ChunkError(RuntimeError):
@@ -62,14 +79,16 @@ class DataParallel(Module):
     """Run ``module`` on ``num_workers`` chunks of each batch in parallel, forward and backward.
 
     ``num_workers=None`` means one worker per available core. ``execution`` is ``"auto"``
-    (time both ways, keep the faster), ``"threads"`` or ``"inline"``. It is a Module whose
-    parameters, state dict and modes are the wrapped module's, under the same names.
+    (threads when each chunk has enough arithmetic per op, else inline: see the module's
+    documentation), ``"threads"`` or ``"inline"`` (the chunks one after another in the
+    caller's thread). It is a Module whose parameters, state dict and modes are the wrapped
+    module's, under the same names.
 
     Example:
         >>> import dparray as dp
         >>> model = dp.DataParallel(dp.nn.Linear(3, 2), num_workers=2)
         >>> x = dp.ones(5, 3)
-        >>> y = model(x)              # chunks of 3 and 2 rows, run on two workers
+        >>> y = model(x)              # so little work runs inline, as one call
         >>> grads = y.sum().backward()
         >>> [name for name, _ in model.named_parameters()]
         ['weight', 'bias']
@@ -90,7 +109,7 @@ class DataParallel(Module):
         object.__setattr__(self, "module", module)  # not a child: the names stay the module's
         self.num_workers = num_workers
         self.execution = execution
-        self._timings: dict[Any, dict[str, list[float]]] = {}
+        self._decisions: dict[tuple[Any, ...], str] = {}  # auto's choice per input signature
 
     # ------------------------------------------------------------------ the specification
     def inner(self) -> Module:
@@ -143,39 +162,59 @@ class DataParallel(Module):
         count = min(self.num_workers, x.shape[0])
         if count <= 1:
             return self.module(x)
-        execution, signature = self._execution(x, count)
+        coupled, synced = _coupling(self.module)
+        plan = self._plan(x, count, coupled, synced)
+        if plan == "probe":
+            return self._probe(x, count, coupled)
+        if plan == "inline" and not coupled:
+            return self.module(x)  # the whole batch at once: exactly the unwrapped module
+        return self._run_chunks(x, count, plan, synced)
+
+    def _plan(self, x: Tensor, count: int, coupled: bool, synced: bool) -> str:
+        """``"threads"``, ``"inline"`` or ``"probe"`` (auto's first call for this input)."""
+        if _pool.in_chunk():
+            if synced:
+                raise RuntimeError("SyncBatchNorm cannot run in a nested DataParallel: its "
+                                   "chunks run one after another and could never meet")
+            return "inline"
+        if synced:
+            return "threads"
+        if self.execution != "auto":
+            return self.execution
+        return self._decisions.get(self._signature(x, count), "probe")
+
+    def _signature(self, x: Tensor, count: int) -> tuple[Any, ...]:
+        return (x.shape, x.dtype.name, x.backend.name, self.is_training(), is_grad_enabled(),
+                count)
+
+    def _probe(self, x: Tensor, count: int, coupled: bool) -> Tensor:
+        """Run inline, and decide from the graph it builds how to run this input from now on."""
+        grad_enabled = is_grad_enabled()
+        with enable_grad():  # the graph is what measures the ops
+            first = reserve_number()
+            if coupled:
+                out = self._run_chunks(x, count, "inline", False)
+                chunk_rows = 1  # the ops already ran on chunks
+            else:
+                out = self.module(x)
+                chunk_rows = count
+        size = mean_output_size(out, first)
+        if size is None:  # nothing to differentiate: judge by the input's rows alone
+            size = math.prod(x.shape) / count * chunk_rows
+        per_chunk = size / chunk_rows
+        self._decisions[self._signature(x, count)] = (
+            "threads" if per_chunk >= ELEMENTS_PER_OP else "inline")
+        return out if grad_enabled else out.detach()
+
+    def _run_chunks(self, x: Tensor, count: int, execution: str, synced: bool) -> Tensor:
         boundary = reserve_number()
         chunks = scatter(x, count)
         seeds = _random.current_streams().spawn(count)
-        group = _sync_group(self.module, count, execution)
+        group = Rendezvous(count) if synced else None
         run = functools.partial(_run_all, execution, x.backend, count)
         tasks = [functools.partial(_forward_chunk, self.module, x.backend, i, count, chunk,
                                    seeds[i], group) for i, chunk in enumerate(chunks)]
-        start = time.perf_counter()
-        outputs = _values(run(tasks))
-        if signature is not None:
-            self._timings[signature][execution].append(time.perf_counter() - start)
-        return gather(outputs, boundary, run, group)
-
-    def _execution(self, x: Tensor, count: int) -> tuple[str, Any]:
-        """How to run this call, and the signature to time it under (None: not timed)."""
-        if _pool.in_chunk():
-            if _has_sync_batch_norm(self.module):
-                raise RuntimeError("SyncBatchNorm cannot run in a nested DataParallel: its "
-                                   "chunks run one after another and could never meet")
-            return "inline", None
-        if _has_sync_batch_norm(self.module):
-            return "threads", None
-        if self.execution != "auto":
-            return self.execution, None
-        signature = (x.shape, x.dtype.name, x.backend.name, self.is_training(),
-                     is_grad_enabled(), count)
-        timings = self._timings.setdefault(signature, {"inline": [], "threads": []})
-        inline, threads = timings["inline"], timings["threads"]
-        if len(inline) >= TRIALS and len(threads) >= TRIALS:
-            faster = statistics.median(inline) <= statistics.median(threads)
-            return ("inline" if faster else "threads"), None
-        return ("inline" if len(inline) <= len(threads) else "threads"), signature
+        return gather(_values(run(tasks)), boundary, run, group)
 
 
 def scatter(x: Tensor, count: int) -> list[Tensor]:
@@ -253,8 +292,6 @@ class Gather(Function):
 
 
 def _backward_chunk(node: Gather, index: int, piece: Any) -> dict[Any, Any]:
-    from dparray.nn.sync_batchnorm import sync_group
-
     with node.backend.worker(index, len(node.sizes)), sync_group(node.group, index):
         if node.roots[index] is not None:
             return backward_to_boundary(node.roots[index], piece, node.boundary)
@@ -264,8 +301,6 @@ def _backward_chunk(node: Gather, index: int, piece: Any) -> dict[Any, Any]:
 
 def _forward_chunk(module: Module, backend: Any, index: int, count: int, chunk: Tensor,
                    seed: int, group: Any) -> Tensor:
-    from dparray.nn.sync_batchnorm import sync_group
-
     with backend.worker(index, count), _random.fork_rng(seed), sync_group(group, index):
         return module(chunk)
 
@@ -309,18 +344,15 @@ def _check_input(x: Any) -> None:
         raise ValueError(f"DataParallel got an empty batch (shape {x.shape})")
 
 
-def _has_sync_batch_norm(module: Module) -> bool:
-    from dparray.nn.sync_batchnorm import SyncBatchNorm
-
-    return any(isinstance(m, SyncBatchNorm) for m in module.modules())
-
-
-def _sync_group(module: Module, count: int, execution: str) -> Any:
-    if execution != "threads" or not _has_sync_batch_norm(module):
-        return None
-    from dparray._rendezvous import Rendezvous
-
-    return Rendezvous(count)
+def _coupling(module: Module) -> tuple[bool, bool]:
+    """Whether any layer couples the rows of a batch, and whether any is a SyncBatchNorm."""
+    coupled = synced = False
+    for m in module.modules():
+        if isinstance(m, SyncBatchNorm):
+            synced = True
+        if m.couples_rows():
+            coupled = True
+    return coupled, synced
 
 
 def _cores() -> int:

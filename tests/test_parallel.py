@@ -325,15 +325,32 @@ def test_copies(backend):
         assert deep(dp.ones(4, 2)).shape == (4, 2)
 
 
-def test_auto_settles_on_one_way_with_identical_results(backend, rng):
-    module = nn.Sequential(nn.Linear(4, 4, dtype=F64), nn.Tanh())
-    model = dp.DataParallel(module, 2)
+def test_auto_runs_small_work_inline_and_large_work_on_threads(backend, rng):
+    small = nn.Sequential(nn.Linear(4, 4, dtype=F64), nn.Tanh())
+    model = dp.DataParallel(small, 2)
     x = to_tensor(rng.standard_normal((6, 4)))
-    expected = module(x).numpy()
-    for _ in range(8):
-        np.testing.assert_array_equal(model(x).numpy(), expected)
-    (timings,) = model._timings.values()
-    assert len(timings["inline"]) == len(timings["threads"]) == 3
+    expected = small(x).numpy()
+    for _ in range(3):
+        np.testing.assert_array_equal(model(x).numpy(), expected)  # one call: bitwise equal
+    assert list(model._decisions.values()) == ["inline"]
+    large = nn.Sequential(nn.Linear(256, 512, dtype=F64), nn.Tanh())
+    model = dp.DataParallel(large, 2)
+    x = to_tensor(rng.standard_normal((1000, 256)))  # 500 x 512 = 256k elements per op
+    np.testing.assert_allclose(model(x).numpy(), large(x).numpy(), rtol=1e-12)
+    assert list(model._decisions.values()) == ["threads"]
+    model(x)
+    with dp.no_grad():
+        model(x)  # another signature: probed again
+    assert list(model._decisions.values()) == ["threads", "threads"]
+
+
+def test_auto_keeps_chunks_when_layers_couple_the_rows(backend, rng):
+    norm = nn.BatchNorm1d(2, dtype=F64)
+    x = rng.standard_normal((6, 2))
+    out = dp.DataParallel(norm, 2)(to_tensor(x)).numpy()  # probe: small work, chunked inline
+    first = x[:3]
+    np.testing.assert_allclose(out[:3], (first - first.mean(0)) / np.sqrt(first.var(0) + 1e-5),
+                               rtol=1e-10)
 
 
 @pytest.mark.timeout(300)

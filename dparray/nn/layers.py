@@ -129,6 +129,9 @@ class Dropout(Module):
         F.check_probability(p, "Dropout")
         self.p = float(p)
 
+    def couples_rows(self) -> bool:
+        return self.is_training() and self.p > 0  # the masks follow the chunks' streams
+
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, training=self.is_training())
 

@@ -186,6 +186,12 @@ class Module:
                 stack.append((f"{name}.{child_name}" if name else child_name,
                               child._names_owner()))
 
+    def couples_rows(self) -> bool:
+        """Whether this module's output for one row of a batch depends on the other rows or on
+        how the batch is split (batch statistics, random masks); DataParallel then never runs
+        the batch as one piece instead of chunks. False for most modules."""
+        return False
+
     def _names_owner(self) -> Module:
         """The module whose parameters and children carry this one's names: itself, except
         for transparent wrappers (DataParallel), which name nothing of their own."""

@@ -59,6 +59,9 @@ class BatchNorm1d(Module):
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
+    def couples_rows(self) -> bool:
+        return self.is_training() or self.running_mean is None
+
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
             raise ValueError(

@@ -1,0 +1,148 @@
+"""The DataParallel benchmark workloads (W1-W4), in dparray and, when installed, PyTorch.
+
+Each workload is a model, a batch and a loss; a *step* is forward, loss, backward and an Adam
+update. Both libraries get the same architecture, batch and hyper-parameters.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import dparray as dp
+from dparray import nn, optim
+from dparray.nn import functional as F
+
+
+@dataclass
+class Workload:
+    name: str
+    description: str
+    build: Callable[[], nn.Module]
+    batch: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
+    classify: bool  # cross-entropy on labels, else mean squared error to a target
+    torch_build: Callable[[Any], Any]
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                         nn.Linear(1024, 10))
+
+
+def _tanh_stack():
+    return nn.Sequential(*[m for _ in range(8) for m in (nn.Linear(64, 64), nn.Tanh())])
+
+
+def _layernorm_stack():
+    return nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(256, 256), nn.LayerNorm(256),
+                                                         nn.GELU())])
+
+
+def _convnet():
+    return nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3),
+                         nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(800, 10))
+
+
+def _torch_mlp(t):
+    return t.nn.Sequential(t.nn.Linear(784, 1024), t.nn.ReLU(), t.nn.Linear(1024, 1024),
+                           t.nn.ReLU(), t.nn.Linear(1024, 10))
+
+
+def _torch_tanh_stack(t):
+    return t.nn.Sequential(*[m for _ in range(8) for m in (t.nn.Linear(64, 64), t.nn.Tanh())])
+
+
+def _torch_layernorm_stack(t):
+    return t.nn.Sequential(*[m for _ in range(4) for m in (
+        t.nn.Linear(256, 256), t.nn.LayerNorm(256), t.nn.GELU())])
+
+
+def _torch_convnet(t):
+    return t.nn.Sequential(t.nn.Conv2d(1, 16, 3), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                           t.nn.Conv2d(16, 32, 3), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                           t.nn.Flatten(), t.nn.Linear(800, 10))
+
+
+def _labels(shape, classes):
+    def make(rng):
+        return (rng.standard_normal(shape).astype(np.float32),
+                rng.integers(0, classes, shape[0]))
+    return make
+
+
+def _targets(shape):
+    def make(rng):
+        return (rng.standard_normal(shape).astype(np.float32),
+                rng.standard_normal(shape).astype(np.float32))
+    return make
+
+
+WORKLOADS = {
+    "W1": Workload("W1", "MLP 784-1024-1024-10, batch 2048", _mlp, _labels((2048, 784), 10),
+                   True, _torch_mlp),
+    "W2": Workload("W2", "8 x (Linear(64,64)+Tanh), batch 32", _tanh_stack, _targets((32, 64)),
+                   False, _torch_tanh_stack),
+    "W3": Workload("W3", "4 x (Linear(256,256)+LayerNorm+GELU), batch 4096", _layernorm_stack,
+                   _targets((4096, 256)), False, _torch_layernorm_stack),
+    "W4": Workload("W4", "convnet, batch 256 of 28x28", _convnet,
+                   _labels((256, 1, 28, 28), 10), True, _torch_convnet),
+}
+
+
+def dparray_step(workload: Workload, model: nn.Module, x: np.ndarray,
+                 y: np.ndarray) -> Callable[[], None]:
+    opt = optim.Adam(model.parameters(), lr=1e-4)
+    inputs, targets = dp.tensor(x), dp.tensor(y)
+    loss_of = F.cross_entropy if workload.classify else F.mse_loss
+
+    def step() -> None:
+        opt.step(loss_of(model(inputs), targets).backward())
+
+    return step
+
+
+def torch_step(workload: Workload, x: np.ndarray, y: np.ndarray) -> Callable[[], None] | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.manual_seed(0)
+    model = workload.torch_build(torch)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    inputs, targets = torch.from_numpy(x), torch.from_numpy(y)
+    loss_of = torch.nn.functional.cross_entropy if workload.classify else \
+        torch.nn.functional.mse_loss
+
+    def step() -> None:
+        opt.zero_grad(set_to_none=True)
+        loss_of(model(inputs), targets).backward()
+        opt.step()
+
+    return step
+
+
+def interleaved_medians(steps: dict[str, Callable[[], None]], rounds: int, warmup: int,
+                        cooldown: float = 0.0) -> dict[str, float]:
+    """Median seconds per step of each entry, timed round-robin so drift hits all alike.
+
+    ``cooldown`` seconds pass before each timed step: after a multi-threaded BLAS call,
+    OpenBLAS's helper threads busy-wait for about 0.1 s (its THREAD_TIMEOUT), taking a core
+    from whatever runs next. A training loop runs one configuration over and over and never
+    sees this; a round-robin would charge it to the neighbour of every BLAS-threaded step.
+    """
+    for _ in range(warmup):
+        for step in steps.values():
+            step()
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            time.sleep(cooldown)
+            start = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
