@@ -287,6 +287,10 @@ def test_a_0d_output_per_chunk_is_a_clear_error(backend):
         dp.DataParallel(LossInside(), 2, execution="threads")(dp.ones(4, 2))
 
 
+def test_also_under_nn():
+    assert dp.nn.DataParallel is dp.DataParallel
+
+
 def test_the_specifications_api(backend, tmp_path):
     module = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     model = dp.DataParallel(module, 2)

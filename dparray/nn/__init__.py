@@ -29,10 +29,11 @@ from dparray.nn.module import Parameter as Parameter
 from dparray.nn.normalization import BatchNorm1d as BatchNorm1d
 from dparray.nn.normalization import LayerNorm as LayerNorm
 from dparray.nn.sync_batchnorm import SyncBatchNorm as SyncBatchNorm
+from dparray.parallel import DataParallel as DataParallel  # last: it imports the modules above
 
 __all__ = [
-    "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "Conv2d", "CrossEntropyLoss", "Dropout",
-    "Embedding", "Flatten", "GELU", "Identity", "IncompatibleKeys", "L1Loss", "LayerNorm",
+    "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "Conv2d", "CrossEntropyLoss", "DataParallel",
+    "Dropout", "Embedding", "Flatten", "GELU", "Identity", "IncompatibleKeys", "L1Loss", "LayerNorm",
     "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleList", "NLLLoss",
     "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "SyncBatchNorm", "Tanh", "functional",
 ]
