@@ -33,7 +33,8 @@ from dparray.parallel import DataParallel as DataParallel  # last: it imports th
 
 __all__ = [
     "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "Conv2d", "CrossEntropyLoss", "DataParallel",
-    "Dropout", "Embedding", "Flatten", "GELU", "Identity", "IncompatibleKeys", "L1Loss", "LayerNorm",
-    "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleList", "NLLLoss",
-    "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "SyncBatchNorm", "Tanh", "functional",
+    "Dropout", "Embedding", "Flatten", "GELU", "Identity", "IncompatibleKeys", "L1Loss",
+    "LayerNorm", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleList",
+    "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "SyncBatchNorm", "Tanh",
+    "functional",
 ]
