@@ -15,7 +15,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e ".[demo]"
 	touch $@
 
 demo: $(VENV)/.installed

@@ -37,6 +37,12 @@ class ArrayAPIBackend:
     def __repr__(self) -> str:
         return f"<dparray backend {self.name!r}>"
 
+    def describe(self) -> dict[str, str]:
+        """Facts for ``python -m dparray info``: the array library and its version."""
+        library = self.xp.__name__.rsplit(".", 1)[-1]
+        module = __import__(library) if library.isidentifier() else None
+        return {"library": library, "version": str(getattr(module, "__version__", "?"))}
+
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         return self.xp.asarray(data, dtype=dtype)
 

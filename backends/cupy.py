@@ -91,6 +91,17 @@ class CuPyBackend(ArrayAPIBackend):
     def synchronize(self) -> None:
         self._cupy.cuda.Device().synchronize()
 
+    def describe(self) -> dict[str, str]:
+        facts = {"library": "cupy", "version": self._cupy.__version__}
+        runtime = self._cupy.cuda.runtime
+        for index in range(runtime.getDeviceCount()):
+            properties = runtime.getDeviceProperties(index)
+            name = properties["name"]
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            gib = properties["totalGlobalMem"] / 2**30
+            facts[f"device {index}"] = f"{name}, {gib:.1f} GiB"
+        return facts
+
     def _stream(self, device: int, index: int) -> Any:
         with self._streams_lock:
             stream = self._streams.get((device, index))

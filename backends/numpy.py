@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import array_api_compat.numpy as xp
 import numpy as np
+
+from dparray._system import available_cores
 
 from ._host_random import HostRandom
 from .array_api import ArrayAPIBackend
@@ -62,7 +63,7 @@ class BlasBudget:
                     from threadpoolctl import ThreadpoolController
 
                     self._controller = ThreadpoolController()
-                threads = max(1, _cores() // max(1, workers))
+                threads = max(1, available_cores() // max(1, workers))
                 self._limiter = self._controller.limit(limits=threads, user_api="blas")
             self._active += 1
         try:
@@ -74,12 +75,6 @@ class BlasBudget:
                     self._limiter.restore_original_limits()
                     self._limiter = None
 
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 _budget = BlasBudget()

@@ -20,8 +20,8 @@ import time
 import numpy as np
 
 import dparray as dp
-from bench.workloads import WORKLOADS, dparray_step
 from dparray import nn
+from dparray.benchmarks import WORKLOADS, dparray_step
 
 
 def check_correctness() -> bool:
@@ -64,7 +64,7 @@ def time_workloads() -> None:
         with dp.use_backend("cupy"):
             dp.manual_seed(0)
             module = workload.build()
-            x, y = workload.batch(np.random.default_rng(0))
+            x, y = workload.batch()
             steps = {"unwrapped": dparray_step(workload, copy.deepcopy(module), x, y)}
             for workers in (1, 2, 4):
                 wrapped = dp.DataParallel(copy.deepcopy(module), workers, execution="threads")

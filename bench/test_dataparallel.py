@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
 import pytest
 from threadpoolctl import ThreadpoolController
 
 import dparray as dp
-from bench.workloads import WORKLOADS, dparray_step, interleaved_medians, torch_step
+from dparray.benchmarks import WORKLOADS, dparray_step, interleaved_medians, torch_step
 
 ROUNDS = {"W1": 7, "W2": 60, "W3": 7, "W4": 7}
 COOLDOWN = {"W1": 0.15, "W2": 0.0, "W3": 0.15, "W4": 0.15}  # W2's 64x64 products use 1 thread
@@ -40,7 +39,7 @@ def test_dataparallel_workload(benchmark, name):
     workload = WORKLOADS[name]
     dp.manual_seed(0)
     module = workload.build()
-    x, y = workload.batch(np.random.default_rng(0))
+    x, y = workload.batch()
     steps = {
         "unwrapped": dparray_step(workload, copy.deepcopy(module), x, y),
         "unwrapped_1_blas_thread": _one_blas_thread(

@@ -51,7 +51,7 @@ def set_grad_enabled(mode: bool) -> Iterator[None]:
 def no_grad() -> contextlib.AbstractContextManager[None]:
     """Within the block, ops record no graph (inference, optimizer updates).
 
-    Example:
+    Examples:
         >>> import dparray
         >>> w = dparray.ones(2, requires_grad=True)
         >>> with dparray.no_grad():
@@ -83,7 +83,7 @@ class Function:
           sums and casts it back to the input's shape and dtype.
         * Call the op as ``MyOp(params)(*inputs)``; it returns a :class:`Tensor`.
 
-    Example:
+    Examples:
         >>> import dparray
         >>> from dparray.autograd import Function
         >>> class Cube(Function):

@@ -121,7 +121,7 @@ def register_backend(name: str, factory: BackendFactory, *, replace: bool = Fals
     or device is missing; the backend is then listed by :func:`registered_backends` but not by
     :func:`available_backends`.
 
-    Example:
+    Examples:
         >>> import dparray
         >>> from dparray.backends.array_api import ArrayAPIBackend
         >>> import array_api_strict
@@ -226,7 +226,7 @@ def use_backend(name: str | Backend) -> Iterator[Backend]:
     The choice is a context variable: it holds in this thread and in every worker that runs in
     a copy of this context (DataParallel does this), and nowhere else.
 
-    Example:
+    Examples:
         >>> import dparray
         >>> with dparray.use_backend("array_api_strict"):
         ...     dparray.zeros(2).backend.name

@@ -20,7 +20,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
            backend: str | Backend | None = None) -> Tensor:
     """A tensor holding ``data`` (nested lists, a number, a NumPy or other backend array).
 
-    Example:
+    Examples:
         >>> import dparray
         >>> t = dparray.tensor([[1.0, 2.0]], requires_grad=True)
         >>> t.shape, t.dtype, t.is_variable

@@ -126,7 +126,7 @@ def from_native(backend: Backend, native: Any) -> DType:
 def set_default_dtype(dtype: Any) -> None:
     """Set the floating dtype that Python floats and float factories produce (float32 at start).
 
-    Example:
+    Examples:
         >>> import dparray
         >>> dparray.set_default_dtype(dparray.float64)
         >>> dparray.tensor([1.5]).dtype

@@ -21,7 +21,7 @@ _NUMBER = (int, float)
 class Gradients(Mapping["Tensor", "Tensor"]):
     """Variable tensor -> gradient tensor of the same shape.
 
-    Example:
+    Examples:
         >>> import dparray
         >>> w = dparray.tensor([1.0, 2.0], requires_grad=True)
         >>> g = (w * w).sum().backward() + (3.0 * w).sum().backward()

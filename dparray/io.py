@@ -33,7 +33,7 @@ def save(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str],
          metadata: Mapping[str, str] | None = None) -> None:
     """Write ``state_dict`` (name -> tensor) to ``path`` as a safetensors file, atomically.
 
-    Example:
+    Examples:
         >>> import dparray as dp, tempfile, os
         >>> path = os.path.join(tempfile.mkdtemp(), "weights.safetensors")
         >>> dp.save({"w": dp.ones(2, 3)}, path)

@@ -33,7 +33,6 @@ import contextlib
 import copy
 import functools
 import math
-import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -41,6 +40,7 @@ from typing import Any
 from dparray import _pool
 from dparray import random as _random
 from dparray._rendezvous import Rendezvous
+from dparray._system import available_cores
 from dparray.autograd import (
     Function,
     attach,
@@ -78,13 +78,15 @@ class ChunkError(RuntimeError):
 class DataParallel(Module):
     """Run ``module`` on ``num_workers`` chunks of each batch in parallel, forward and backward.
 
-    ``num_workers=None`` means one worker per available core. ``execution`` is ``"auto"``
+    ``num_workers=None`` means one worker per available core. After each call
+    ``last_execution`` says how it ran: ``"threads"``, ``"inline"`` (chunks one after another)
+    or ``"whole"`` (one call on the whole batch). ``execution`` is ``"auto"``
     (threads when each chunk has enough arithmetic per op, else inline: see the module's
     documentation), ``"threads"`` or ``"inline"`` (the chunks one after another in the
     caller's thread). It is a Module whose parameters, state dict and modes are the wrapped
     module's, under the same names.
 
-    Example:
+    Examples:
         >>> import dparray as dp
         >>> model = dp.DataParallel(dp.nn.Linear(3, 2), num_workers=2)
         >>> x = dp.ones(5, 3)
@@ -100,7 +102,7 @@ class DataParallel(Module):
         if not isinstance(module, Module):
             raise TypeError(f"DataParallel wraps a Module, got {type(module).__name__}")
         if num_workers is None:
-            num_workers = _cores()
+            num_workers = available_cores()
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
             raise ValueError(f"DataParallel: num_workers must be an int >= 1, got {num_workers!r}")
         if execution not in EXECUTIONS:
@@ -110,6 +112,7 @@ class DataParallel(Module):
         self.num_workers = num_workers
         self.execution = execution
         self._decisions: dict[tuple[Any, ...], str] = {}  # auto's choice per input signature
+        self.last_execution = "none"
 
     # ------------------------------------------------------------------ the specification
     def inner(self) -> Module:
@@ -161,12 +164,17 @@ class DataParallel(Module):
         _check_input(x)
         count = min(self.num_workers, x.shape[0])
         if count <= 1:
+            self.last_execution = "whole"
             return self.module(x)
         coupled, synced = _coupling(self.module)
         plan = self._plan(x, count, coupled, synced)
+        self.last_execution = "inline" if plan == "probe" else plan
         if plan == "probe":
+            if not coupled:
+                self.last_execution = "whole"
             return self._probe(x, count, coupled)
         if plan == "inline" and not coupled:
+            self.last_execution = "whole"
             return self.module(x)  # the whole batch at once: exactly the unwrapped module
         return self._run_chunks(x, count, plan, synced)
 
@@ -354,10 +362,4 @@ def _coupling(module: Module) -> tuple[bool, bool]:
             coupled = True
     return coupled, synced
 
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 

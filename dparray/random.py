@@ -68,7 +68,7 @@ _override: contextvars.ContextVar[RandomStreams | None] = contextvars.ContextVar
 def manual_seed(seed: int) -> None:
     """Restart the random streams of every backend from ``seed`` (inside ``fork_rng``: its own).
 
-    Example:
+    Examples:
         >>> import dparray
         >>> dparray.manual_seed(0); a = dparray.randn(3)
         >>> dparray.manual_seed(0); b = dparray.randn(3)

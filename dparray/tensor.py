@@ -32,7 +32,7 @@ class Tensor:
     Make tensors with :func:`dparray.tensor` and the other factories; ``Tensor(array, backend)``
     wraps an existing backend array without copying it.
 
-    Example:
+    Examples:
         >>> import dparray
         >>> w = dparray.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
         >>> loss = (w * w).sum()
@@ -383,6 +383,9 @@ class Tensor:
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _ops.any(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        return _ops.argmax(self, axis=axis, keepdims=keepdims)
 
     def reshape(self, *shape: Any) -> Tensor:
         return _ops.reshape(self, _shape_arg(shape))

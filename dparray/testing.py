@@ -26,7 +26,7 @@ def gradcheck(function: Callable[..., Tensor], inputs: Sequence[Tensor], *, eps:
         AssertionError: naming the input, the element and both values, when they differ by more
             than ``atol + rtol * |numeric|``.
 
-    Example:
+    Examples:
         >>> import dparray
         >>> x = dparray.tensor([0.5, 1.5], dtype="float64", requires_grad=True)
         >>> gradcheck(lambda t: t.exp() * t, [x])

@@ -186,3 +186,10 @@ def test_copy_and_deepcopy(backend):
     assert deep.backend is w.backend
     with pytest.raises(RuntimeError, match="only leaf tensors can be deep-copied"):
         copy.deepcopy(w * 2)
+
+
+def test_argmax(backend):
+    x = dp.tensor([[1.0, 5.0, 5.0], [7.0, 0.0, -1.0]])
+    assert x.argmax(axis=1).tolist() == [1, 0]  # the first of tied maxima
+    assert x.argmax().item() == 3 and x.argmax(axis=0, keepdims=True).shape == (1, 3)
+    assert x.argmax(axis=1).dtype == dp.int64 and not x.argmax().requires_grad

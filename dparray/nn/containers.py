@@ -42,7 +42,7 @@ class ModuleList(Module):
 class Sequential(ModuleList):
     """Modules applied one after another; indexable, iterable, ``append``-able.
 
-    Example:
+    Examples:
         >>> import dparray as dp
         >>> model = dp.nn.Sequential(dp.nn.Linear(2, 4), dp.nn.ReLU(), dp.nn.Linear(4, 1))
         >>> [name for name, _ in model.named_parameters()]

@@ -17,7 +17,7 @@ class Linear(Module):
 
     Weight and bias start from ``U(-1/sqrt(in), 1/sqrt(in))``, as in PyTorch.
 
-    Example:
+    Examples:
         >>> import dparray as dp
         >>> layer = dp.nn.Linear(3, 2)
         >>> layer(dp.ones(4, 3)).shape

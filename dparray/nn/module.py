@@ -31,7 +31,7 @@ class Module:
     """Base class of layers and models: override :meth:`forward`, assign parameters and
     sub-modules in ``__init__`` after calling ``super().__init__()``.
 
-    Example:
+    Examples:
         >>> import dparray as dp
         >>> from dparray import nn
         >>> class TwoLayer(nn.Module):

@@ -34,6 +34,7 @@ from dparray.ops.indexing import take as take
 from dparray.ops.linalg import matmul as matmul
 from dparray.ops.reduce import all as all
 from dparray.ops.reduce import any as any
+from dparray.ops.reduce import argmax as argmax
 from dparray.ops.reduce import log_softmax as log_softmax
 from dparray.ops.reduce import logsumexp as logsumexp
 from dparray.ops.reduce import max as max
@@ -89,6 +90,7 @@ __all__ = [
     "matmul",
     "all",
     "any",
+    "argmax",
     "log_softmax",
     "logsumexp",
     "max",

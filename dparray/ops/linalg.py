@@ -60,7 +60,7 @@ class MatMul(Function):
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with the array API's rules for 1-D and batched operands.
 
-    Example:
+    Examples:
         >>> import dparray
         >>> (dparray.ones((2, 3)) @ dparray.ones(3)).tolist()
         [3.0, 3.0]

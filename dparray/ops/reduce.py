@@ -243,6 +243,20 @@ def any(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return _logical(x, "any", axis, keepdims)
 
 
+def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Position of the largest element along ``axis`` (of the flattened tensor when None), as
+    a constant int64 tensor; the first one wins ties."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"argmax needs a Tensor, got {type(x).__name__}")
+    xp = x.backend.xp
+    data = x.data
+    if axis is None:
+        data, axis = xp.reshape(data, (-1,)), 0
+    else:
+        axis = normalize_axis(axis, x.ndim, "argmax")
+    return from_op(as_array(xp.argmax(data, axis=axis, keepdims=keepdims)), x.backend, None)
+
+
 def _logical(x: Tensor, name: str, axis: Any, keepdims: bool) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name} needs a Tensor, got {type(x).__name__}")

@@ -21,7 +21,7 @@ def clip_grad_norm(grads: Gradients, max_norm: float) -> Gradients:
     """``grads`` scaled so that their global 2-norm is at most ``max_norm`` (unchanged when it
     already is), as PyTorch's ``clip_grad_norm_``, but returning new gradients.
 
-    Example:
+    Examples:
         >>> import dparray as dp
         >>> w = dp.tensor([3.0, 4.0], requires_grad=True)
         >>> g = clip_grad_norm((w * w).sum().backward() / 2, max_norm=1.0)

@@ -13,7 +13,7 @@ class SGD(Optimizer):
     (1 - dampening) * g`` (``buf = g`` at the first step) and ``g = buf`` (or
     ``g + momentum * buf`` with ``nesterov``); then ``p -= lr * g``.
 
-    Example:
+    Examples:
         >>> import dparray as dp
         >>> w = dp.tensor([1.0, -2.0], requires_grad=True)
         >>> opt = SGD([w], lr=0.5)

@@ -1,7 +1,8 @@
 """The DataParallel benchmark workloads (W1-W4), in dparray and, when installed, PyTorch.
 
 Each workload is a model, a batch and a loss; a *step* is forward, loss, backward and an Adam
-update. Both libraries get the same architecture, batch and hyper-parameters.
+update. Both libraries get the same architecture, batch and hyper-parameters. Used by the
+``bench/`` suite and by ``python -m dparray bench``.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-import dparray as dp
-from dparray import nn, optim
+from dparray import creation, nn, optim
 from dparray.nn import functional as F
+from dparray.tensor import Tensor
 
 
 @dataclass
@@ -24,7 +23,7 @@ class Workload:
     name: str
     description: str
     build: Callable[[], nn.Module]
-    batch: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
+    batch: Callable[[], tuple[Tensor, Tensor]]  # drawn from the current random stream
     classify: bool  # cross-entropy on labels, else mean squared error to a target
     torch_build: Callable[[Any], Any]
 
@@ -69,16 +68,14 @@ def _torch_convnet(t):
 
 
 def _labels(shape, classes):
-    def make(rng):
-        return (rng.standard_normal(shape).astype(np.float32),
-                rng.integers(0, classes, shape[0]))
+    def make():
+        return creation.randn(*shape), (creation.rand(shape[0]) * classes).astype("int64")
     return make
 
 
 def _targets(shape):
-    def make(rng):
-        return (rng.standard_normal(shape).astype(np.float32),
-                rng.standard_normal(shape).astype(np.float32))
+    def make():
+        return creation.randn(*shape), creation.randn(*shape)
     return make
 
 
@@ -94,10 +91,9 @@ WORKLOADS = {
 }
 
 
-def dparray_step(workload: Workload, model: nn.Module, x: np.ndarray,
-                 y: np.ndarray) -> Callable[[], None]:
+def dparray_step(workload: Workload, model: nn.Module, inputs: Tensor,
+                 targets: Tensor) -> Callable[[], None]:
     opt = optim.Adam(model.parameters(), lr=1e-4)
-    inputs, targets = dp.tensor(x), dp.tensor(y)
     loss_of = F.cross_entropy if workload.classify else F.mse_loss
 
     def step() -> None:
@@ -106,7 +102,8 @@ def dparray_step(workload: Workload, model: nn.Module, x: np.ndarray,
     return step
 
 
-def torch_step(workload: Workload, x: np.ndarray, y: np.ndarray) -> Callable[[], None] | None:
+def torch_step(workload: Workload, inputs: Tensor, targets: Tensor) -> Callable[[], None] | None:
+    """The same step in PyTorch (all its CPU threads), or None when PyTorch is not installed."""
     try:
         import torch
     except ImportError:
@@ -114,13 +111,13 @@ def torch_step(workload: Workload, x: np.ndarray, y: np.ndarray) -> Callable[[],
     torch.manual_seed(0)
     model = workload.torch_build(torch)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    inputs, targets = torch.from_numpy(x), torch.from_numpy(y)
+    x, y = torch.from_numpy(inputs.numpy()), torch.from_numpy(targets.numpy())
     loss_of = torch.nn.functional.cross_entropy if workload.classify else \
         torch.nn.functional.mse_loss
 
     def step() -> None:
         opt.zero_grad(set_to_none=True)
-        loss_of(model(inputs), targets).backward()
+        loss_of(model(x), y).backward()
         opt.step()
 
     return step

@@ -1,0 +1,44 @@
+"""Print dparray's version, every registered backend (available or why not), the array
+libraries' versions, the BLAS library with its kernel and threads, the CPU cores, and the CUDA
+devices CuPy sees."""
+
+from __future__ import annotations
+
+import platform
+
+import dparray as dp
+from dparray._system import available_cores
+
+
+def run() -> int:
+    print(f"dparray {dp.__version__} (Python {platform.python_version()})")
+    print(f"CPU cores available: {available_cores()}")
+    print("backends:")
+    for name in dp.registered_backends():
+        try:
+            facts = dp.get_backend(name).describe()
+        except (dp.BackendUnavailableError, TypeError) as error:
+            print(f"  {name:<18} unavailable: {error}")
+            continue
+        details = ", ".join(f"{key} {value}" for key, value in facts.items())
+        print(f"  {name:<18} available ({details})")
+    for library in _blas():
+        print(f"BLAS: {library}")
+    return 0
+
+
+def _blas() -> list[str]:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return ["unknown (threadpoolctl missing)"]
+    dp.get_backend("numpy")  # load NumPy, and its BLAS, first
+    found = []
+    for entry in threadpool_info():
+        if entry.get("user_api") != "blas":
+            continue
+        found.append(f"{entry.get('internal_api')} {entry.get('version')}, kernel "
+                     f"{entry.get('architecture', '?')}, {entry.get('num_threads')} threads "
+                     f"({entry.get('filepath')})")
+    return found or ["none found"]
+
