@@ -35,6 +35,21 @@ def main(path: str) -> None:
     workloads = [info for info in extra.values() if "workload" in info]
     if workloads:
         print_dataparallel(sorted(workloads, key=lambda info: info["workload"]))
+    allreduce = extra.get("test_allreduce_two_ranks", {}).get("allreduce")
+    if allreduce:
+        print_allreduce(allreduce)
+
+
+def print_allreduce(results: dict) -> None:
+    """All-reduce of each workload's gradients against its training step."""
+    print(f"DistributedDataParallel all-reduce across {results['ranks']} ranks (ms; "
+          "share of a training step)")
+    for name in ("W1", "W2"):
+        m = results[name]
+        print(f"  {name}: {m['tensors']} tensors, {m['parameters']} parameters; step "
+              f"{m['step'] * 1e3:.2f}; bucketed {m['bucketed'] * 1e3:.2f} "
+              f"({m['bucketed'] / m['step']:.0%}); one call per tensor "
+              f"{m['per_parameter'] * 1e3:.2f} ({m['per_parameter'] / m['step']:.0%})")
 
 
 GOALS = {"W1": "2w >= 1.6x 1-thread, <= 1.0 unwrapped", "W2": "2w <= 1.15 unwrapped",

@@ -4,6 +4,7 @@ The public surface, re-exported from the modules that define it. Start with
 :func:`tensor`, :meth:`Tensor.backward` and :func:`use_backend`.
 """
 
+from dparray import distributed as distributed
 from dparray import nn as nn
 from dparray import ops as _ops
 from dparray import optim as optim
@@ -100,6 +101,7 @@ __all__ = [
     "DataParallel",
     "fork_rng",
     "manual_seed",
+    "distributed",
     "nn",
     "optim",
     *_ops.__all__,

@@ -12,7 +12,7 @@ from hypothesis import settings
 
 import dparray as dp
 
-collect_ignore = ["data"]  # fixtures and the scripts that made them (which need PyTorch)
+collect_ignore = ["data", "mpi"]  # fixtures, and scripts run by other tests (PyTorch, mpiexec)
 
 settings.register_profile("dparray", deadline=None, max_examples=40, derandomize=True)
 settings.load_profile("dparray")

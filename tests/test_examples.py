@@ -33,3 +33,16 @@ def test_finetune_frozen(tmp_path):
     assert trainable == 64 * 5 + 5 and total > trainable
     assert float(re.search(r"5-9 with frozen features, held out: ([\d.]+)%",
                            output).group(1)) > 50.0
+
+
+def test_train_distributed_reaches_the_same_accuracy_on_two_ranks(tmp_path):
+    mpiexec = pathlib.Path(sys.executable).with_name("mpiexec")
+    script = str(EXAMPLES / "train_distributed.py")
+    one = _run("train_distributed.py", "--epochs", "5", cwd=tmp_path)
+    two = subprocess.run([str(mpiexec), "-n", "2", sys.executable, script, "--epochs", "5"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert two.returncode == 0, two.stderr
+    accuracy = [float(re.search(r"accuracy ([\d.]+)%", out).group(1))
+                for out in (one, two.stdout)]
+    assert "1 rank(s)" in one and "2 rank(s)" in two.stdout
+    assert accuracy[0] > 85.0 and abs(accuracy[0] - accuracy[1]) < 0.5
