@@ -18,12 +18,13 @@ import contextlib
 import random
 import sys
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from dparray.creation import tensor as _to_tensor
 from dparray.gradients import Gradients
-from dparray.nn.module import IncompatibleKeys, Module
+from dparray.nn.module import Module
+from dparray.nn.wrapper import Wrapper
 from dparray.tensor import Tensor
 
 _OPS = ("sum", "mean", "max", "min")
@@ -127,7 +128,7 @@ def abort_on_error(comm: Any = None) -> Iterator[None]:
         raise  # Abort does not return where MPI is real; a stand-in communicator may
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Wrapper):
     """``module`` trained by every rank of ``comm`` (MPI's world by default) in step.
 
     At construction every rank's parameter and buffer names, shapes and dtypes are compared
@@ -144,14 +145,10 @@ class DistributedDataParallel(Module):
     """
 
     def __init__(self, module: Module, comm: Any = None, bucket_mb: float = 25.0) -> None:
-        super().__init__()
-        if not isinstance(module, Module):
-            raise TypeError(f"DistributedDataParallel wraps a Module, got "
-                            f"{type(module).__name__}")
         if not bucket_mb > 0:
             raise ValueError(f"DistributedDataParallel: bucket_mb must be positive, got "
                              f"{bucket_mb!r}")
-        object.__setattr__(self, "module", module)
+        super().__init__(module)
         object.__setattr__(self, "comm", world(comm))
         self.bucket_bytes = int(bucket_mb * 2**20)
         self._check_same_layout()
@@ -166,34 +163,8 @@ class DistributedDataParallel(Module):
     def world_size(self) -> int:
         return self.comm.Get_size()
 
-    def forward(self, x: Any) -> Any:
-        return self.module(x)
-
-    def is_training(self) -> bool:
-        return self.module.is_training()
-
-    def named_children(self) -> Any:
-        return self.module.named_children()
-
-    def _names_owner(self) -> Module:
-        return self.module._names_owner()
-
-    def load_state_dict(self, state_dict: Mapping[str, Any],
-                        strict: bool = True) -> IncompatibleKeys:
-        if state_dict and all(key.startswith("module.") for key in state_dict):
-            state_dict = {key[len("module."):]: value for key, value in state_dict.items()}
-        return self.module.load_state_dict(state_dict, strict)
-
-    def __getattr__(self, name: str) -> Any:
-        module = self.__dict__.get("module")
-        if module is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(module, name)
-
-    def __repr__(self) -> str:
-        inner = repr(self.module).replace("\n", "\n  ")
-        return (f"DistributedDataParallel(rank={self.rank}, world_size={self.world_size},\n"
-                f"  (module): {inner}\n)")
+    def extra_repr(self) -> str:
+        return f"rank={self.rank}, world_size={self.world_size}"
 
     # -------------------------------------------------------------- gradients
     def reduce(self, grads: Gradients, *, bucketed: bool = True) -> Gradients:

@@ -34,7 +34,7 @@ import copy
 import functools
 import math
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from dparray import _pool
@@ -51,8 +51,9 @@ from dparray.autograd import (
     mean_output_size,
     reserve_number,
 )
-from dparray.nn.module import IncompatibleKeys, Module
+from dparray.nn.module import Module
 from dparray.nn.sync_batchnorm import SyncBatchNorm, sync_group
+from dparray.nn.wrapper import Wrapper
 from dparray.tensor import Tensor, from_op
 
 EXECUTIONS = ("auto", "threads", "inline")
@@ -75,7 +76,7 @@ class ChunkError(RuntimeError):
         self.chunk = chunk
 
 
-class DataParallel(Module):
+class DataParallel(Wrapper):
     """Run ``module`` on ``num_workers`` chunks of each batch in parallel, forward and backward.
 
     ``num_workers=None`` means one worker per available core. After each call
@@ -98,9 +99,7 @@ class DataParallel(Module):
 
     def __init__(self, module: Module, num_workers: int | None = None, *,
                  execution: str = "auto") -> None:
-        super().__init__()
-        if not isinstance(module, Module):
-            raise TypeError(f"DataParallel wraps a Module, got {type(module).__name__}")
+        super().__init__(module)
         if num_workers is None:
             num_workers = available_cores()
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
@@ -108,7 +107,6 @@ class DataParallel(Module):
         if execution not in EXECUTIONS:
             raise ValueError(f"DataParallel: execution must be one of {EXECUTIONS}, got "
                              f"{execution!r}")
-        object.__setattr__(self, "module", module)  # not a child: the names stay the module's
         self.num_workers = num_workers
         self.execution = execution
         self._decisions: dict[tuple[Any, ...], str] = {}  # auto's choice per input signature
@@ -131,33 +129,8 @@ class DataParallel(Module):
         """An independent copy: same settings, its own copy of the module's parameters."""
         return copy.deepcopy(self)
 
-    def is_training(self) -> bool:
-        return self.module.is_training()
-
-    def named_children(self) -> Any:
-        return self.module.named_children()
-
-    def _names_owner(self) -> Module:
-        return self.module._names_owner()
-
-    def load_state_dict(self, state_dict: Mapping[str, Any],
-                        strict: bool = True) -> IncompatibleKeys:
-        """The wrapped module's ``load_state_dict``; keys saved from a PyTorch DataParallel
-        (prefixed ``module.``) load too."""
-        if state_dict and all(key.startswith("module.") for key in state_dict):
-            state_dict = {key[len("module."):]: value for key, value in state_dict.items()}
-        return self.module.load_state_dict(state_dict, strict)
-
-    def __getattr__(self, name: str) -> Any:
-        module = self.__dict__.get("module")
-        if module is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(module, name)
-
-    def __repr__(self) -> str:
-        inner = repr(self.module).replace("\n", "\n  ")
-        return (f"DataParallel(num_workers={self.num_workers}, execution={self.execution!r},\n"
-                f"  (module): {inner}\n)")
+    def extra_repr(self) -> str:
+        return f"num_workers={self.num_workers}, execution={self.execution!r}"
 
     # ------------------------------------------------------------------ running
     def forward(self, x: Tensor) -> Tensor:
@@ -168,14 +141,14 @@ class DataParallel(Module):
             return self.module(x)
         coupled, synced = _coupling(self.module)
         plan = self._plan(x, count, coupled, synced)
-        self.last_execution = "inline" if plan == "probe" else plan
-        if plan == "probe":
+        if plan in ("probe", "inline"):
+            self.last_execution = "inline" if coupled else "whole"
+            if plan == "probe":
+                return self._probe(x, count, coupled)
             if not coupled:
-                self.last_execution = "whole"
-            return self._probe(x, count, coupled)
-        if plan == "inline" and not coupled:
-            self.last_execution = "whole"
-            return self.module(x)  # the whole batch at once: exactly the unwrapped module
+                return self.module(x)  # the whole batch at once: exactly the unwrapped module
+        else:
+            self.last_execution = plan
         return self._run_chunks(x, count, plan, synced)
 
     def _plan(self, x: Tensor, count: int, coupled: bool, synced: bool) -> str:
