@@ -79,13 +79,12 @@ class ChunkError(RuntimeError):
 class DataParallel(Wrapper):
     """Run ``module`` on ``num_workers`` chunks of each batch in parallel, forward and backward.
 
-    ``num_workers=None`` means one worker per available core. After each call
-    ``last_execution`` says how it ran: ``"threads"``, ``"inline"`` (chunks one after another)
-    or ``"whole"`` (one call on the whole batch). ``execution`` is ``"auto"``
-    (threads when each chunk has enough arithmetic per op, else inline: see the module's
-    documentation), ``"threads"`` or ``"inline"`` (the chunks one after another in the
-    caller's thread). It is a Module whose parameters, state dict and modes are the wrapped
-    module's, under the same names.
+    ``num_workers=None`` means one worker per available core. ``execution`` is ``"auto"``
+    (threads when the chunks' ops are big enough to pay for them, else inline: see the
+    module's documentation), ``"threads"``, or ``"inline"`` (the chunks one after another in
+    the caller's thread). After each call ``last_execution`` says how it ran: ``"threads"``,
+    ``"inline"`` or ``"whole"`` (one call on the whole batch). It is a Module whose
+    parameters, state dict and modes are the wrapped module's, under the same names.
 
     Examples:
         >>> import dparray as dp
@@ -173,16 +172,12 @@ class DataParallel(Wrapper):
         grad_enabled = is_grad_enabled()
         with enable_grad():  # the graph is what measures the ops
             first = reserve_number()
-            if coupled:
-                out = self._run_chunks(x, count, "inline", False)
-                chunk_rows = 1  # the ops already ran on chunks
-            else:
-                out = self.module(x)
-                chunk_rows = count
+            out = self._run_chunks(x, count, "inline", False) if coupled else self.module(x)
         size = mean_output_size(out, first)
-        if size is None:  # nothing to differentiate: judge by the input's rows alone
-            size = math.prod(x.shape) / count * chunk_rows
-        per_chunk = size / chunk_rows
+        on_whole_batch = not coupled
+        if size is None:  # no graph (nothing trainable): judge by the input alone
+            size, on_whole_batch = math.prod(x.shape), True
+        per_chunk = size / count if on_whole_batch else size
         self._decisions[self._signature(x, count)] = (
             "threads" if per_chunk >= ELEMENTS_PER_OP else "inline")
         return out if grad_enabled else out.detach()
