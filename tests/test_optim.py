@@ -220,3 +220,16 @@ def test_convnet_loss_halves_in_50_steps():
         losses.append(loss.item())
         opt.step(loss.backward())
     assert losses[-1] < losses[0] / 2, (losses[0], losses[-1])
+
+
+def test_load_state_dict_with_a_bad_option_changes_nothing(backend):
+    a, b = dp.ones(1, requires_grad=True), dp.ones(1, requires_grad=True)
+    opt = optim.SGD([{"params": [a]}, {"params": [b]}], lr=0.1)
+    state = opt.state_dict()
+    state["param_groups"][1]["lr"] = -1.0
+    with pytest.raises(ValueError, match="lr must be a non-negative number"):
+        opt.load_state_dict(state)
+    state["param_groups"][0]["lr"] = 0.5
+    with pytest.raises(ValueError):
+        opt.load_state_dict(state)
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.1]

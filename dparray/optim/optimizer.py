@@ -130,10 +130,11 @@ class Optimizer:
                     value = _to_tensor(value, dtype=p.dtype, backend=p.backend).data
                 restored[key] = value
             new_state[p] = restored
-        for mine, saved in zip(self.param_groups, groups, strict=True):
-            options = {k: v for k, v in saved.items() if k != "params"}
-            _check_hyperparameters(type(self).__name__, options)
-            mine.update(options)
+        options = [{k: v for k, v in saved.items() if k != "params"} for saved in groups]
+        for group_options in options:
+            _check_hyperparameters(type(self).__name__, group_options)
+        for mine, group_options in zip(self.param_groups, options, strict=True):
+            mine.update(group_options)
         self.state = new_state
 
 
