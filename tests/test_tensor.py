@@ -66,6 +66,7 @@ def test_random_factories_are_seeded(backend):
     assert a.shape == (3, 4) and a.dtype == dp.float32
     assert np.array_equal(a.numpy(), dp.randn(3, 4, seed=1).numpy())
     dp.manual_seed(5)
+    assert dp.random.initial_seed() == 5
     first = dp.rand(100).numpy()
     dp.manual_seed(5)
     assert np.array_equal(first, dp.rand(100).numpy())
