@@ -14,7 +14,7 @@ import numpy as np
 
 
 class HostRandom:
-    """A seeded :class:`dparray.backend.RandomGenerator` whose samples come from NumPy."""
+    """A seeded ``dparray.backend.RandomGenerator`` whose samples come from NumPy."""
 
     def __init__(self, seed: int, asarray: Callable[[Any], Any]) -> None:
         self._generator = np.random.Generator(np.random.PCG64(seed))

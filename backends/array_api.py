@@ -21,7 +21,7 @@ from ._host_random import HostRandom
 
 
 class ArrayAPIBackend:
-    """A :class:`dparray.backend.Backend` over the array-API namespace ``xp``.
+    """A ``dparray.backend.Backend`` over the array-API namespace ``xp``.
 
     Example:
         >>> import array_api_strict

@@ -20,7 +20,7 @@ from .array_api import ArrayAPIBackend
 
 
 class CuPyRandom:
-    """A seeded :class:`dparray.backend.RandomGenerator` drawing on the current GPU."""
+    """A seeded ``dparray.backend.RandomGenerator`` drawing on the current GPU."""
 
     def __init__(self, cupy: Any, seed: int) -> None:
         self._cupy = cupy

@@ -47,7 +47,7 @@ class NumPyBackend(ArrayAPIBackend):
 
     @contextlib.contextmanager
     def parallel_region(self, count: int) -> Iterator[None]:
-        """Split the cores among ``count`` workers for BLAS (see :class:`BlasBudget`)."""
+        """Split the cores among ``count`` workers for BLAS (see ``BlasBudget``)."""
         with _budget.share(count):
             yield
 

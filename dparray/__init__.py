@@ -1,7 +1,7 @@
 """dparray: a small deep-learning library written once against the Python array API standard.
 
 The public surface, re-exported from the modules that define it. Start with
-:func:`tensor`, :meth:`Tensor.backward` and :func:`use_backend`.
+``tensor``, ``Tensor.backward`` and ``use_backend``.
 """
 
 from dparray import distributed as distributed

@@ -1,4 +1,4 @@
-"""``python -m dparray``: see :mod:`dparray.cli`."""
+"""``python -m dparray``: see ``dparray.cli``."""
 
 import sys
 

@@ -33,7 +33,7 @@ def in_chunk() -> bool:
 
 
 class WorkerPool:
-    """Threads for workers ``1 .. size - 1``; worker 0 is whichever thread calls :meth:`run`."""
+    """Threads for workers ``1 .. size - 1``; worker 0 is whichever thread calls ``run``."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -62,7 +62,7 @@ class WorkerPool:
 
 
 def run_inline(tasks: Sequence[Callable[[], Any]]) -> list[Outcome]:
-    """Run the tasks one after another in the calling thread, as :meth:`WorkerPool.run` would
+    """Run the tasks one after another in the calling thread, as ``WorkerPool.run`` would
     (each in its own copy of the caller's context)."""
     return [_run(contextvars.copy_context(), task) for task in tasks]
 

@@ -1,9 +1,9 @@
 """A meeting point for the chunks of one DataParallel call (used by SyncBatchNorm).
 
-Each of ``size`` participants calls :meth:`Rendezvous.exchange` with its value and gets every
+Each of ``size`` participants calls ``Rendezvous.exchange`` with its value and gets every
 participant's value back, in participant order, once all have arrived. Participant ``i``'s
 ``n``-th call joins round ``n``: the chunks run the same code, so their ``n``-th exchanges
-belong together. If any participant fails, :meth:`abort` wakes the others with an error instead
+belong together. If any participant fails, ``abort`` wakes the others with an error instead
 of leaving them waiting forever.
 """
 

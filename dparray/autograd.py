@@ -81,7 +81,7 @@ class Function:
           ``None`` where an input needs none (``self.needs_grad(i)`` says which do). A
           gradient may have the broadcast shape or promoted dtype of the output: the engine
           sums and casts it back to the input's shape and dtype.
-        * Call the op as ``MyOp(params)(*inputs)``; it returns a :class:`Tensor`.
+        * Call the op as ``MyOp(params)(*inputs)``; it returns a ``Tensor``.
 
     Examples:
         >>> import dparray

@@ -15,7 +15,7 @@ Which backend a new tensor lands on is decided, most specific first, by:
 
 Built-in adapters live in ``dparray.backends``; third-party ones register under the entry-point
 group ``dparray.backends`` (the entry point names a zero-argument factory returning a
-``Backend``), or at run time through :func:`register_backend`.
+``Backend``), or at run time through ``register_backend``.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class Backend(Protocol):
         * ``asarray(data, dtype=None)`` makes a backend array from Python data, a NumPy array
           or another backend array; ``dtype`` is a native dtype of this backend.
         * ``to_numpy(array)`` returns a NumPy array (it may share memory on the CPU).
-        * ``random(seed)`` returns a :class:`RandomGenerator`; equal seeds give equal streams.
+        * ``random(seed)`` returns a ``RandomGenerator``; equal seeds give equal streams.
         * ``scatter_add(target, index, values)`` returns ``target`` with ``values[i]`` added to
           row ``index[i]`` (repeated indices accumulate); ``target`` is not modified.
         * ``erf(x)`` is the error function, elementwise, to the precision of ``x``'s dtype.
@@ -117,9 +117,9 @@ _override: contextvars.ContextVar[Backend | None] = contextvars.ContextVar(
 def register_backend(name: str, factory: BackendFactory, *, replace: bool = False) -> None:
     """Register a backend under ``name``; ``factory()`` is called on first use.
 
-    The factory raises :class:`BackendUnavailableError` (or ``ImportError``) when its library
-    or device is missing; the backend is then listed by :func:`registered_backends` but not by
-    :func:`available_backends`.
+    The factory raises ``BackendUnavailableError`` (or ``ImportError``) when its library
+    or device is missing; the backend is then listed by ``registered_backends`` but not by
+    ``available_backends``.
 
     Examples:
         >>> import dparray

@@ -1,10 +1,10 @@
 """Training on several processes or machines: DistributedDataParallel over MPI (mpi4py).
 
 Run one process per machine (or per core group) under ``mpiexec``; each trains on its own
-shard of the data. :class:`DistributedDataParallel` makes every rank start from rank 0's
+shard of the data. ``DistributedDataParallel`` makes every rank start from rank 0's
 parameters and averages the gradients across ranks before each optimizer step, so all ranks
 take the same steps -- the same steps one process would take on the union of their batches.
-It composes with :class:`~dparray.DataParallel` inside each rank.
+It composes with ``dparray.DataParallel`` inside each rank.
 
 The all-reduce goes through flat host buffers, one per bucket of about ``bucket_mb`` megabytes
 of gradients, in parameter order, so its sums are the same on every rank and every run.
@@ -133,7 +133,7 @@ class DistributedDataParallel(Wrapper):
 
     At construction every rank's parameter and buffer names, shapes and dtypes are compared
     (a mismatch is a ValueError naming the rank, raised on every rank) and rank 0's values are
-    broadcast. :meth:`reduce` averages a ``Gradients`` across ranks. Names, state dicts and
+    broadcast. ``reduce`` averages a ``Gradients`` across ranks. Names, state dicts and
     modes are the wrapped module's, as with DataParallel.
 
     Examples:

@@ -6,7 +6,7 @@ built once, on the backend's first use. ``Tensor.dtype`` returns the dparray nam
 ``t.dtype == dparray.float32`` holds on every backend.
 
 The default floating dtype -- what Python floats become -- is float32, like PyTorch's; change
-it with :func:`set_default_dtype`.
+it with ``set_default_dtype``.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _table(backend: Backend) -> _Table:
 
 
 def to_dtype(spec: Any, backend: Backend | None = None) -> DType:
-    """Normalise a dtype given as a :class:`DType`, a name ("float64") or a native dtype."""
+    """Normalise a dtype given as a ``DType``, a name ("float64") or a native dtype."""
     if isinstance(spec, DType):
         return spec
     if isinstance(spec, str):
@@ -105,7 +105,7 @@ def to_dtype(spec: Any, backend: Backend | None = None) -> DType:
 
 
 def native_dtype(backend: Backend, dtype: Any) -> Any:
-    """The native dtype object of ``backend`` for ``dtype`` (any form :func:`to_dtype` takes)."""
+    """The native dtype object of ``backend`` for ``dtype`` (any form ``to_dtype`` takes)."""
     dtype = to_dtype(dtype, backend)
     native = _table(backend).to_native.get(dtype)
     if native is None:

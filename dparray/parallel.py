@@ -206,7 +206,7 @@ def scatter(x: Tensor, count: int) -> list[Tensor]:
 
 def gather(outputs: list[Tensor], boundary: int, run: Callable[..., Any],
            group: Any = None) -> Tensor:
-    """The chunks' outputs concatenated along axis 0, as one graph node (see :class:`Gather`)."""
+    """The chunks' outputs concatenated along axis 0, as one graph node (see ``Gather``)."""
     first = outputs[0]
     for i, out in enumerate(outputs):
         if not isinstance(out, Tensor):

@@ -1,8 +1,8 @@
 """Random streams: one seeded generator per backend, reproducible by default.
 
 Like PyTorch, dparray starts from a fixed seed, so a script that never seeds still repeats run
-to run; :func:`manual_seed` restarts every stream. The current set of streams is a context
-variable: :func:`fork_rng` gives a block (a DataParallel worker, say) streams of its own
+to run; ``manual_seed`` restarts every stream. The current set of streams is a context
+variable: ``fork_rng`` gives a block (a DataParallel worker, say) streams of its own
 without disturbing anyone else's.
 """
 
@@ -34,7 +34,7 @@ def check_seed(seed: int) -> int:
 
 
 class RandomStreams:
-    """One :class:`RandomGenerator` per backend, all derived from one seed, made on first use."""
+    """One ``RandomGenerator`` per backend, all derived from one seed, made on first use."""
 
     def __init__(self, seed: int) -> None:
         self.seed = check_seed(seed)

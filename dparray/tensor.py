@@ -29,7 +29,7 @@ _variable_order = itertools.count()
 class Tensor:
     """An n-dimensional array on a backend, tracked by autograd when it is or uses a variable.
 
-    Make tensors with :func:`dparray.tensor` and the other factories; ``Tensor(array, backend)``
+    Make tensors with ``dparray.tensor`` and the other factories; ``Tensor(array, backend)``
     wraps an existing backend array without copying it.
 
     Examples:
@@ -103,7 +103,7 @@ class Tensor:
     def requires_grad(self) -> bool:
         """True for variables and for every tensor computed from one (PyTorch's meaning).
 
-        Setting it sets :attr:`is_variable`.
+        Setting it sets ``is_variable``.
         """
         return self._is_variable or self._node is not None
 
@@ -112,7 +112,7 @@ class Tensor:
         self.is_variable = value
 
     def requires_grad_(self, value: bool = True) -> Tensor:
-        """Set :attr:`requires_grad` and return ``self``."""
+        """Set ``requires_grad`` and return ``self``."""
         self.is_variable = value
         return self
 

@@ -1,7 +1,7 @@
 """Testing helpers for ops and backends: gradients against central finite differences.
 
 Used by dparray's own suite and meant for anyone writing an op or a backend: a gradient that
-passes :func:`gradcheck` in float64 on small random inputs is right.
+passes ``gradcheck`` in float64 on small random inputs is right.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Functional forms of the layers, with PyTorch's names and argument names (``dim``, not
-``axis``, where PyTorch says ``dim``). Losses are in :mod:`dparray.nn.loss` and re-exported
+``axis``, where PyTorch says ``dim``). Losses are in ``dparray.nn.loss`` and re-exported
 here."""
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def embedding(input: Tensor, weight: Tensor) -> Tensor:
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D cross-correlation of ``(N, C, H, W)`` input with ``(OC, C, KH, KW)`` weight, as
-    PyTorch's ``F.conv2d`` (``groups=1`` only): im2col with :func:`unfold`, then one matmul."""
+    PyTorch's ``F.conv2d`` (``groups=1`` only): im2col with ``unfold``, then one matmul."""
     if groups != 1:
         raise ValueError(f"conv2d: only groups=1 is supported, got groups={groups}")
     if input.ndim != 4 or weight.ndim != 4 or input.shape[1] != weight.shape[1]:

@@ -162,21 +162,21 @@ class _Loss(Module):
 
 
 class MSELoss(_Loss):
-    """Module form of :func:`mse_loss`."""
+    """Module form of ``mse_loss``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return mse_loss(input, target, self.reduction)
 
 
 class L1Loss(_Loss):
-    """Module form of :func:`l1_loss`."""
+    """Module form of ``l1_loss``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return l1_loss(input, target, self.reduction)
 
 
 class NLLLoss(_Loss):
-    """Module form of :func:`nll_loss`."""
+    """Module form of ``nll_loss``."""
 
     def __init__(self, ignore_index: int = -100, reduction: str = "mean") -> None:
         super().__init__(reduction)
@@ -187,7 +187,7 @@ class NLLLoss(_Loss):
 
 
 class CrossEntropyLoss(_Loss):
-    """Module form of :func:`cross_entropy`."""
+    """Module form of ``cross_entropy``."""
 
     def __init__(self, ignore_index: int = -100, reduction: str = "mean",
                  label_smoothing: float = 0.0) -> None:
@@ -200,7 +200,7 @@ class CrossEntropyLoss(_Loss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Module form of :func:`binary_cross_entropy_with_logits`."""
+    """Module form of ``binary_cross_entropy_with_logits``."""
 
     def __init__(self, reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
         super().__init__(reduction)

@@ -2,11 +2,11 @@
 
 Parameters and sub-modules register themselves when assigned as attributes: a variable tensor
 (``requires_grad=True``) becomes a parameter, a ``Module`` a child; buffers (running statistics)
-are registered with :meth:`Module.register_buffer`. Names join with ``.`` as PyTorch's do
+are registered with ``Module.register_buffer``. Names join with ``.`` as PyTorch's do
 (``fc1.weight``, ``0.bias``), so state dicts move between the two libraries unchanged.
 
 A parameter stays a parameter when it is frozen (``is_variable = False``): it still counts in
-:meth:`num_parameters` and still appears in :meth:`state_dict`, but no gradient reaches it.
+``num_parameters`` and still appears in ``state_dict``, but no gradient reaches it.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from dparray.tensor import Tensor
 
 
 class IncompatibleKeys(NamedTuple):
-    """What :meth:`Module.load_state_dict` with ``strict=False`` did not match."""
+    """What ``Module.load_state_dict`` with ``strict=False`` did not match."""
 
     missing_keys: list[str]
     unexpected_keys: list[str]
 
 
 class Module:
-    """Base class of layers and models: override :meth:`forward`, assign parameters and
+    """Base class of layers and models: override ``forward``, assign parameters and
     sub-modules in ``__init__`` after calling ``super().__init__()``.
 
     Examples:

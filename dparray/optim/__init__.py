@@ -1,5 +1,5 @@
 """Optimizers, gradient clipping and learning-rate schedules. ``step`` takes the
-:class:`~dparray.Gradients` that ``backward()`` returns."""
+``dparray.Gradients`` that ``backward()`` returns."""
 
 from dparray.optim.adam import Adam as Adam
 from dparray.optim.adam import AdamW as AdamW

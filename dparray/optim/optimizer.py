@@ -1,6 +1,6 @@
 """The optimizer base: parameter groups, per-parameter state, checked steps, state dicts.
 
-``step(grads)`` takes the :class:`~dparray.Gradients` that ``backward()`` returns. It checks
+``step(grads)`` takes the ``dparray.Gradients`` that ``backward()`` returns. It checks
 everything first -- that every gradient belongs to a parameter of this optimizer and has its
 shape -- and only then updates, so a bad call changes nothing. Updates compute new arrays with
 the backend's namespace and rebind ``param.data``: parameters keep their identity, and no
@@ -19,7 +19,7 @@ from dparray.tensor import Tensor
 
 
 class Optimizer:
-    """Base class: subclasses set ``defaults`` and implement :meth:`update`.
+    """Base class: subclasses set ``defaults`` and implement ``update``.
 
     ``params`` is an iterable of tensors, or of dicts ``{"params": [...], **options}`` for
     groups with their own options (PyTorch's parameter groups); a scheduler changes a group's
@@ -104,7 +104,7 @@ class Optimizer:
         return {"state": state, "param_groups": copy.deepcopy(groups)}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned; checked in full before anything changes."""
+        """Restore what ``state_dict`` returned; checked in full before anything changes."""
         groups = state_dict.get("param_groups")
         saved_state = state_dict.get("state")
         if not isinstance(groups, list) or not isinstance(saved_state, Mapping):
