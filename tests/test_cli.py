@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import re
 import subprocess
 import sys
@@ -81,3 +82,9 @@ def test_bench_prints_the_ratio_table():
 def test_every_subcommand_has_help(command):
     result = _run(command, "--help")
     assert result.returncode == 0 and "usage: dparray" in result.stdout
+
+
+def test_the_dparray_command_is_installed():
+    script = pathlib.Path(sys.executable).with_name("dparray")
+    result = subprocess.run([str(script), "info"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.startswith("dparray ")
