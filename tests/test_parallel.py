@@ -446,3 +446,16 @@ def test_sync_batch_norm_is_refused_in_a_nested_data_parallel(backend):
     failures = getattr(error.value, "exceptions", [error.value])
     assert all(isinstance(f, dp.ChunkError) and "cannot run in a nested DataParallel" in str(f)
                for f in failures)
+
+
+@pytest.mark.parametrize("execution", ["threads", "inline"])
+def test_retain_graph_reaches_the_chunks(execution, backend, rng):
+    module = nn.Sequential(nn.Linear(3, 4, dtype=F64), nn.Tanh())
+    loss = (dp.DataParallel(module, 2, execution=execution)(
+        to_tensor(rng.standard_normal((5, 3)))) ** 2).sum()
+    first = loss.backward(retain_graph=True)
+    second = loss.backward()
+    for variable in first:
+        np.testing.assert_array_equal(first[variable].numpy(), second[variable].numpy())
+    with pytest.raises(RuntimeError, match="already freed"):
+        loss.backward()
