@@ -459,3 +459,16 @@ def test_retain_graph_reaches_the_chunks(execution, backend, rng):
         np.testing.assert_array_equal(first[variable].numpy(), second[variable].numpy())
     with pytest.raises(RuntimeError, match="already freed"):
         loss.backward()
+
+
+@pytest.mark.parametrize("execution", ["threads", "inline"])
+def test_the_same_data_parallel_twice_in_one_graph(execution, backend, rng):
+    module = nn.Sequential(nn.Linear(3, 3, dtype=F64), nn.Tanh())
+    model = dp.DataParallel(module, 3, execution=execution)
+    x = to_tensor(rng.standard_normal((7, 3)), requires_grad=True)
+    expected = (module(module(x)) ** 2).sum().backward()
+    got = (model(model(x)) ** 2).sum().backward()
+    assert list(got) == list(expected)
+    for variable in expected:
+        np.testing.assert_allclose(got[variable].numpy(), expected[variable].numpy(),
+                                   rtol=1e-12)
