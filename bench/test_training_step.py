@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import dparray as dp
-from dparray import nn, optim
+from dparray import optim
+from dparray.benchmarks import WORKLOADS
 from dparray.nn import functional as F
 
 SIZES = (784, 1024, 1024, 10)
@@ -43,8 +44,7 @@ def warm_process(data):
 
 def make_dparray_step(x, y):
     dp.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
-                          nn.Linear(1024, 10))
+    model = WORKLOADS["W1"].build()
     opt = optim.Adam(model.parameters(), lr=LR, betas=(BETA1, BETA2), eps=EPS)
     inputs, labels = dp.tensor(x), dp.tensor(y)
 

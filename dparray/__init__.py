@@ -29,6 +29,7 @@ from dparray.creation import ones as ones
 from dparray.creation import ones_like as ones_like
 from dparray.creation import rand as rand
 from dparray.creation import randn as randn
+from dparray.creation import randperm as randperm
 from dparray.creation import tensor as tensor
 from dparray.creation import zeros as zeros
 from dparray.creation import zeros_like as zeros_like
@@ -92,6 +93,7 @@ __all__ = [
     "ones_like",
     "rand",
     "randn",
+    "randperm",
     "tensor",
     "zeros",
     "zeros_like",

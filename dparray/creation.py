@@ -104,6 +104,16 @@ def rand(*shape: Any, dtype: Any = None, seed: int | None = None, requires_grad:
     return _finish(Tensor(array, target), requires_grad)
 
 
+def randperm(n: int, seed: int | None = None,
+             backend: str | Backend | None = None) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64); from ``seed`` when given, else the
+    current stream."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    target = get_backend(backend)
+    return Tensor(_generator(target, seed).permutation(n), target)
+
+
 def from_dlpack(x: Any, backend: str | Backend | None = None) -> Tensor:
     """A tensor sharing the memory of any DLPack-capable array (zero copy where possible)."""
     target = get_backend(backend)

@@ -66,13 +66,14 @@ def load(path: str | os.PathLike[str], backend: str | Backend | None = None) -> 
         arrays = safetensors.numpy.load(payload)
     except Exception as error:  # safetensors raises its own SafetensorError type
         raise ValueError(f"{path} is not a valid safetensors file: {error}") from None
-    metadata = _metadata(payload)
+    header = _header(payload)
+    metadata = header.get("__metadata__") or {}
     expected = metadata.get(CHECKSUM_KEY)
     if expected is not None and expected != _checksum(arrays):
         raise ValueError(f"{path} is corrupted: its tensors do not match the checksum it was "
                          "saved with")
     target = get_backend(backend)
-    order = _saved_order(metadata, arrays) or _header_order(payload)
+    order = _saved_order(metadata, arrays) or _file_order(header)
     return {name: Tensor(target.asarray(arrays[name]), target) for name in order}
 
 
@@ -109,10 +110,6 @@ def _header(payload: bytes) -> dict[str, Any]:
     return json.loads(payload[8:8 + length])
 
 
-def _metadata(payload: bytes) -> dict[str, str]:
-    return _header(payload).get("__metadata__") or {}
-
-
 def _saved_order(metadata: Mapping[str, str], arrays: Mapping[str, Any]) -> list[str] | None:
     try:
         order = json.loads(metadata.get(ORDER_KEY, "null"))
@@ -121,9 +118,9 @@ def _saved_order(metadata: Mapping[str, str], arrays: Mapping[str, Any]) -> list
     return order if isinstance(order, list) and sorted(order) == sorted(arrays) else None
 
 
-def _header_order(payload: bytes) -> list[str]:
+def _file_order(header: dict[str, Any]) -> list[str]:
     """Tensor names in the order of their data in the file (safetensors sorts the header)."""
-    entries = {k: v for k, v in _header(payload).items() if k != "__metadata__"}
+    entries = {k: v for k, v in header.items() if k != "__metadata__"}
     return sorted(entries, key=lambda name: entries[name]["data_offsets"][0])
 
 

@@ -194,3 +194,11 @@ def test_argmax(backend):
     assert x.argmax(axis=1).tolist() == [1, 0]  # the first of tied maxima
     assert x.argmax().item() == 3 and x.argmax(axis=0, keepdims=True).shape == (1, 3)
     assert x.argmax(axis=1).dtype == dp.int64 and not x.argmax().requires_grad
+
+
+def test_randperm(backend):
+    p = dp.randperm(20, seed=3)
+    assert p.dtype == dp.int64 and sorted(p.tolist()) == list(range(20))
+    assert p.tolist() == dp.randperm(20, seed=3).tolist() != list(range(20))
+    with pytest.raises(ValueError, match="n must be a non-negative int"):
+        dp.randperm(-1)

@@ -92,7 +92,7 @@ def evaluate(model: nn.Module, x: dp.Tensor, y: dp.Tensor) -> float:
 
 def _epoch(model, opt, train, progress, label):
     x, y = train
-    order = dp.take(dp.arange(len(x)), _permutation(len(x)))
+    order = dp.randperm(len(x))
     batches = [order[i:i + BATCH_SIZE] for i in range(0, len(x), BATCH_SIZE)]
     bar = progress(total=len(batches), desc=label, unit="batch", leave=True) if progress else None
     losses, correct, seen, start = [], 0, 0, time.perf_counter()
@@ -113,16 +113,11 @@ def _epoch(model, opt, train, progress, label):
     return statistics.fmean(losses), correct / len(x), seconds
 
 
-def _permutation(n: int) -> dp.Tensor:
-    backend = dp.get_backend()
-    return dp.Tensor(dp.random.generator(backend).permutation(n), backend)
-
-
 def _digits(load_digits) -> tuple[tuple[dp.Tensor, dp.Tensor], tuple[dp.Tensor, dp.Tensor]]:
     data = load_digits()
     x = dp.tensor(data.data, dtype="float32") / 16.0  # pixels are 0..16
     y = dp.tensor(data.target, dtype="int64")
-    order = _permutation(len(x))
+    order = dp.randperm(len(x))
     cut = int(len(x) * (1 - TEST_FRACTION))
     train, test = order[:cut], order[cut:]
     return (dp.take(x, train), dp.take(y, train)), (dp.take(x, test), dp.take(y, test))

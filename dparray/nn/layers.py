@@ -96,28 +96,26 @@ class Sigmoid(Module):
         return ops.sigmoid(x)
 
 
-class Softmax(Module):
+class _AlongDim(Module):
+    """An op applied along one axis, ``dim``; subclasses name the op as ``function``."""
+
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
 
     def forward(self, x: Tensor) -> Tensor:
-        return ops.softmax(x, axis=self.dim)
+        return self.function(x, axis=self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
 
-class LogSoftmax(Module):
-    def __init__(self, dim: int = -1) -> None:
-        super().__init__()
-        self.dim = dim
+class Softmax(_AlongDim):
+    function = staticmethod(ops.softmax)
 
-    def forward(self, x: Tensor) -> Tensor:
-        return ops.log_softmax(x, axis=self.dim)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+class LogSoftmax(_AlongDim):
+    function = staticmethod(ops.log_softmax)
 
 
 class Dropout(Module):

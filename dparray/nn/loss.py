@@ -38,8 +38,7 @@ def nll_loss(input: Tensor, target: Tensor, ignore_index: int = -100,
     nothing (and not in the mean's denominator)."""
     _check_reduction(reduction)
     log_probs, classes, keep = _class_layout("nll_loss", input, target, ignore_index)
-    picked = (log_probs * _one_hot(classes, log_probs.shape[-1], log_probs)).sum(axis=-1)
-    return _reduce_kept(-picked, keep, reduction)
+    return _reduce_kept(-_picked(log_probs, classes), keep, reduction)
 
 
 def cross_entropy(input: Tensor, target: Tensor, ignore_index: int = -100,
@@ -65,9 +64,7 @@ def cross_entropy(input: Tensor, target: Tensor, ignore_index: int = -100,
         smoothed = target * (1.0 - label_smoothing) + label_smoothing / classes
         return _reduce(-(log_probs * smoothed).sum(axis=class_axis), reduction)
     log_probs, indices, keep = _class_layout("cross_entropy", log_probs, target, ignore_index)
-    classes = log_probs.shape[-1]
-    picked = (log_probs * _one_hot(indices, classes, log_probs)).sum(axis=-1)
-    loss = -picked * (1.0 - label_smoothing)
+    loss = -_picked(log_probs, indices) * (1.0 - label_smoothing)
     if label_smoothing:
         loss = loss - log_probs.mean(axis=-1) * label_smoothing
     return _reduce_kept(loss, keep, reduction)
@@ -115,11 +112,13 @@ def _class_layout(name: str, scores: Tensor, target: Tensor,
     return rows, valid.reshape(-1), keep
 
 
-def _one_hot(indices: Tensor, classes: int, like: Tensor) -> Tensor:
-    xp = like.backend.xp
-    positions = xp.arange(classes, dtype=indices.data.dtype)
-    mask = indices.data[:, None] == positions[None, :]
-    return Tensor(xp.astype(mask, like.data.dtype), like.backend)
+def _picked(log_probs: Tensor, indices: Tensor) -> Tensor:
+    """Each row's log-probability of its class: ``log_probs[i, indices[i]]``, as a
+    differentiable product with a one-hot mask (the standard has no take_along_axis)."""
+    xp = log_probs.backend.xp
+    positions = xp.arange(log_probs.shape[-1], dtype=indices.data.dtype)
+    mask = xp.astype(indices.data[:, None] == positions[None, :], log_probs.data.dtype)
+    return (log_probs * Tensor(mask, log_probs.backend)).sum(axis=-1)
 
 
 def _reduce_kept(loss: Tensor, keep: Tensor | None, reduction: str) -> Tensor:
