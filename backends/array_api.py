@@ -14,7 +14,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from dparray.backend import BackendUnavailableError
+from dparray.backend import BackendUnavailableError, RandomGenerator
 
 from ._erf import erf as _generic_erf
 from ._host_random import HostRandom
@@ -49,7 +49,7 @@ class ArrayAPIBackend:
     def to_numpy(self, array: Any) -> np.ndarray:
         return np.asarray(array)
 
-    def random(self, seed: int) -> HostRandom:
+    def random(self, seed: int) -> RandomGenerator:
         return HostRandom(seed, self.asarray)
 
     def scatter_add(self, target: Any, index: Any, values: Any) -> Any:

@@ -16,6 +16,7 @@ import array_api_compat.numpy as xp
 import numpy as np
 
 from dparray._system import available_cores
+from dparray.backend import RandomGenerator
 
 from ._host_random import HostRandom
 from .array_api import ArrayAPIBackend
@@ -31,7 +32,7 @@ class NumPyBackend(ArrayAPIBackend):
     def asarray(self, data: Any, dtype: Any = None) -> np.ndarray:
         return np.asarray(data, dtype=dtype)
 
-    def random(self, seed: int) -> HostRandom:
+    def random(self, seed: int) -> RandomGenerator:
         return HostRandom(seed, np.asarray)
 
     def scatter_add(self, target: Any, index: Any, values: Any) -> np.ndarray:

@@ -15,13 +15,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import itertools
-import math
 from collections.abc import Iterator
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeAlias
 
 from dparray.gradients import Gradients
 from dparray.tensor import Tensor, from_op
+
+Edge: TypeAlias = "Function | Tensor | None"
+"""Where an input's gradient goes: the node that made it, the variable itself, or nowhere."""
+InputMeta: TypeAlias = "tuple[tuple[int, ...], Any] | None"
+"""The shape and native dtype an input's gradient is summed and cast back to (None: untracked)."""
 
 _creation_order = itertools.count()  # a node is always numbered after its inputs' producers
 _by_creation = attrgetter("sequence")
@@ -30,7 +34,7 @@ _grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 _retaining: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "dparray_retain_graph", default=False
-)  # so that a node whose backward runs a sub-graph's backward keeps or frees it alike
+)
 
 
 def is_grad_enabled() -> bool:
@@ -100,10 +104,19 @@ class Function:
 
     __slots__ = ("__dict__", "backend", "inputs_meta", "parents", "saved", "sequence", "xp")
 
+    backend: Any
+    xp: Any
+    saved: tuple[Any, ...]
+    parents: list[Edge] | None  # None once released: the node can no longer run backward
+    inputs_meta: list[InputMeta] | None
+    sequence: int
+
     def __call__(self, *inputs: Any) -> Tensor:
         backend = None
         tracked = False
-        arrays, parents, metas = [], [], []
+        arrays: list[Any] = []
+        parents: list[Edge] = []
+        metas: list[InputMeta] = []
         for x in inputs:
             if isinstance(x, Tensor):
                 if backend is None:
@@ -136,7 +149,7 @@ class Function:
             )
         self.backend = backend
         self.xp = backend.xp  # the array-API namespace forward and backward compute with
-        self.saved = None
+        self.saved = ()
         if tracked and _grad_enabled.get():
             self.parents = parents  # set before forward: needs_grad() reads it
             out = self.forward(*arrays)
@@ -144,7 +157,7 @@ class Function:
             self.sequence = next(_creation_order)
             return from_op(out, backend, self)
         out = self.forward(*arrays)
-        self.saved = None
+        self.saved = ()
         return from_op(out, backend, None)
 
     def forward(self, *arrays: Any) -> Any:
@@ -159,29 +172,25 @@ class Function:
 
     def needs_grad(self, index: int) -> bool:
         """Whether input ``index`` is tracked, so ``backward`` must return its gradient."""
-        return self.parents[index] is not None
+        return self.parents is not None and self.parents[index] is not None
 
     def release(self) -> None:
         """Drop saved arrays and edges; the node can no longer run backward."""
-        self.saved = None
+        self.saved = ()
         self.parents = None
         self.inputs_meta = None
 
 
-def reserve_number() -> int:
-    """A creation number: every node made afterwards gets a larger one (DataParallel marks the
-    boundary of its chunks' sub-graphs with it)."""
+def next_sequence_number() -> int:
+    """A creation number: every node made afterwards is numbered higher. The engine orders the
+    graph by these numbers; a caller may mark the start of a sub-graph with one."""
     return next(_creation_order)
 
 
-def attach(node: Function, backend: Any, parents: list[Any], metas: list[Any]) -> Function:
-    """Make ``node`` a graph node whose gradient flows to ``parents`` (with their shape and
-    dtype), as calling it would; for ops whose edges are not their inputs (DataParallel's
-    gather, whose edges are what its chunks' sub-graphs reach)."""
-    node.backend, node.xp, node.saved = backend, backend.xp, None
-    node.parents, node.inputs_meta = list(parents), list(metas)
-    node.sequence = next(_creation_order)
-    return node
+def retaining_graph() -> bool:
+    """Whether the backward pass in progress keeps the graph (``retain_graph=True``): for
+    nodes whose own backward runs the backward of a sub-graph, so they keep or free it alike."""
+    return _retaining.get()
 
 
 def backward(root: Tensor, grad: Tensor | None = None, *,
@@ -199,82 +208,27 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
             "backward() on a tensor that depends on no variable: nothing to differentiate "
             "(make the inputs you train variables with requires_grad=True)"
         )
-    order = _reverse_topological_order(root._node)
+    order = reverse_topological_order(root._node)
     token = _retaining.set(retain_graph)
     try:
-        leaves = _propagate(order, {root._node: seed.data}, retain_graph)
+        leaves = propagate(order, {root._node: seed.data}, retain_graph)
     finally:
         _retaining.reset(token)
-    ordered = sorted(leaves, key=lambda t: t._order)
-    return Gradients({t: Tensor(leaves[t], t.backend) for t in ordered})
+    variables = [t for t in leaves if isinstance(t, Tensor)]  # a whole graph ends in variables
+    variables.sort(key=lambda t: t._order)
+    return Gradients({t: Tensor(leaves[t], t.backend) for t in variables})
 
 
-def backward_to_boundary(root: Function, grad: Any, boundary: int) -> dict[Any, Any]:
-    """Run the backward of the part of a graph made at or after creation number ``boundary``,
-    from ``root`` (which receives ``grad``), and return the gradients that leave it: one per
-    variable and per older node reached. DataParallel runs one of these per chunk, in parallel;
-    the chunks' sub-graphs share nothing but what they return gradients for.
-    """
-    order = _reverse_topological_order(root, boundary)
-    return _propagate(order, {root: grad}, _retaining.get(), boundary)
-
-
-def mean_output_size(root: Tensor, boundary: int) -> float | None:
-    """The mean number of elements the ops made at or after creation number ``boundary`` put
-    out, found from the graph under ``root`` (None when there is no such graph)."""
-    if root._node is None or root._node.sequence < boundary:
-        return None
-    sizes = {root._node: math.prod(root.shape)}
-    stack = [root._node]
-    while stack:
-        node = stack.pop()
-        for parent, meta in zip(node.parents, node.inputs_meta, strict=True):
-            if isinstance(parent, Function) and parent.sequence >= boundary \
-                    and parent not in sizes:
-                sizes[parent] = math.prod(meta[0])
-                stack.append(parent)
-    return sum(sizes.values()) / len(sizes)
-
-
-def boundary_edges(roots: list[Function], boundary: int) -> tuple[list[Any], list[Any]]:
-    """The edges leaving the sub-graphs under ``roots`` made at or after ``boundary`` --
-    variables and older nodes, each once, in a fixed order -- with their (shape, dtype).
-
-    Raises RuntimeError when one node made after ``boundary`` is reached from two roots: the
-    sub-graphs must be disjoint to run their backwards in parallel.
-    """
-    owner: dict[Function, int] = {}
-    edges: dict[Any, Any] = {}
-    for index, root in enumerate(roots):
-        stack = [root]
-        owner[root] = index
-        while stack:
-            node = stack.pop()
-            for parent, meta in zip(node.parents, node.inputs_meta, strict=True):
-                if parent is None:
-                    continue
-                if isinstance(parent, Tensor) or parent.sequence < boundary:
-                    edges.setdefault(parent, meta)
-                elif parent not in owner:
-                    owner[parent] = index
-                    stack.append(parent)
-                elif owner[parent] != index:
-                    raise RuntimeError(
-                        f"a {type(parent).__name__} result made inside chunk {owner[parent]} "
-                        f"is used by chunk {index}; a module under DataParallel must not keep "
-                        "tensors it computes in forward for later calls"
-                    )
-    return list(edges), list(edges.values())
-
-
-def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph: bool,
-               boundary: int = -1) -> dict[Any, Any]:
-    """Run each node's backward in ``order``, passing gradients down its edges; return those
-    that reach variables, or nodes numbered below ``boundary`` (which are not run)."""
-    reached: dict[Any, Any] = {}
+def propagate(order: list[Function], pending: dict[Function, Any], retain_graph: bool,
+              stop_below: int = -1) -> dict[Function | Tensor, Any]:
+    """Run each node's backward in ``order``, passing gradients down its edges; return the
+    gradients that reach variables, or nodes numbered below ``stop_below`` (not run)."""
+    reached: dict[Function | Tensor, Any] = {}
     for node in order:
         grad_out = pending.pop(node, None)
         parents, metas = node.parents, node.inputs_meta
+        if parents is None or metas is None:
+            raise _freed(node)
         grads_in = None if grad_out is None else node.backward(grad_out)
         if not retain_graph:
             node.release()
@@ -288,17 +242,19 @@ def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph
                 f"{len(parents)} inputs"
             )
         for parent, meta, g in zip(parents, metas, grads_in, strict=False):  # lengths checked
-            if parent is None or g is None:
+            if parent is None or g is None or meta is None:
                 continue
             shape, dtype = meta
             if g.shape != shape:
                 g = _unbroadcast(node.xp, g, shape)
             if g.dtype is not dtype and g.dtype != dtype:
                 g = node.xp.astype(g, dtype)
-            outside = isinstance(parent, Tensor) or parent.sequence < boundary
-            target = reached if outside else pending
-            previous = target.get(parent)
-            target[parent] = g if previous is None else previous + g
+            if isinstance(parent, Tensor) or parent.sequence < stop_below:
+                previous = reached.get(parent)
+                reached[parent] = g if previous is None else previous + g
+            else:
+                previous = pending.get(parent)
+                pending[parent] = g if previous is None else previous + g
     return reached
 
 
@@ -326,8 +282,8 @@ def _seed_gradient(root: Tensor, grad: Tensor | None) -> Tensor:
     return grad
 
 
-def _reverse_topological_order(root: Function, boundary: int = -1) -> list[Function]:
-    """Every node reachable from ``root`` (and numbered at least ``boundary``), each before
+def reverse_topological_order(root: Function, stop_below: int = -1) -> list[Function]:
+    """Every node reachable from ``root`` (and numbered at least ``stop_below``), each before
     the nodes that produced its inputs.
 
     Nodes are numbered as they are made, after their inputs' producers, so the newest-first
@@ -339,18 +295,22 @@ def _reverse_topological_order(root: Function, boundary: int = -1) -> list[Funct
     while stack:
         node = stack.pop()
         if node.parents is None:
-            raise RuntimeError(
-                f"backward through a graph that was already freed ({type(node).__name__}): "
-                "a second backward over the same ops needs retain_graph=True in the first"
-            )
+            raise _freed(node)
         for parent in node.parents:
-            if (parent is not None and parent not in seen and isinstance(parent, Function)
-                    and parent.sequence >= boundary):
+            if (isinstance(parent, Function) and parent not in seen
+                    and parent.sequence >= stop_below):
                 seen.add(parent)
                 stack.append(parent)
                 nodes.append(parent)
     nodes.sort(key=_by_creation, reverse=True)
     return nodes
+
+
+def _freed(node: Function) -> RuntimeError:
+    return RuntimeError(
+        f"backward through a graph that was already freed ({type(node).__name__}): "
+        "a second backward over the same ops needs retain_graph=True in the first"
+    )
 
 
 def _unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:

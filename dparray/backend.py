@@ -16,6 +16,12 @@ Which backend a new tensor lands on is decided, most specific first, by:
 Built-in adapters live in ``dparray.backends``; third-party ones register under the entry-point
 group ``dparray.backends`` (the entry point names a zero-argument factory returning a
 ``Backend``), or at run time through ``register_backend``.
+
+A backend must have the members of ``Backend``; it may also have those of
+``OptionalMembers``. The core reaches an optional member only through the function of the same
+name below (``parallel_region(backend, count)``, ``describe(backend)``, ``kernels(backend)``),
+which supplies the declared default when the backend lacks it, so a third-party backend that
+implements only the required members works everywhere.
 """
 
 from __future__ import annotations
@@ -25,9 +31,9 @@ import contextvars
 import importlib
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 ENV_VAR = "DPARRAY_BACKEND"
 DEFAULT_BACKEND = "numpy"
@@ -94,6 +100,49 @@ class Backend(Protocol):
     def worker(self, index: int, count: int) -> AbstractContextManager[None]: ...
 
     def synchronize(self) -> None: ...
+
+
+class OptionalMembers(Protocol):
+    """Members a backend may add to ``Backend``'s; each has a default, given in its accessor.
+
+    * ``parallel_region(count)``: a context manager entered once around a data-parallel region
+      of ``count`` workers (NumPy splits the BLAS threads among them). Default: does nothing.
+    * ``describe()``: facts for ``dparray info`` as ``{"library": ..., "version": ...}`` and
+      more. Default: the backend's name and class.
+    * ``kernels``: a mapping from an op's name to a faster ``Function`` class with the same
+      constructor, inputs, outputs and saved values as the reference (``dparray.kernels``).
+      Default: empty -- every op runs its array-API reference.
+    """
+
+    def parallel_region(self, count: int) -> AbstractContextManager[None]: ...
+
+    def describe(self) -> Mapping[str, str]: ...
+
+    @property
+    def kernels(self) -> Mapping[str, type]: ...
+
+
+def parallel_region(backend: Backend, count: int) -> AbstractContextManager[None]:
+    """``backend.parallel_region(count)``, or a context that does nothing."""
+    member = getattr(backend, "parallel_region", None)
+    if member is None:
+        return contextlib.nullcontext()
+    return cast(AbstractContextManager[None], member(count))
+
+
+def describe(backend: Backend) -> dict[str, str]:
+    """``backend.describe()`` as a dict of strings, or its name and class."""
+    member = getattr(backend, "describe", None)
+    if member is None:
+        kind = type(backend)
+        return {"library": backend.name, "adapter": f"{kind.__module__}.{kind.__qualname__}"}
+    return {str(key): str(value) for key, value in member().items()}
+
+
+def kernels(backend: Backend) -> Mapping[str, type]:
+    """``backend.kernels``, or an empty mapping."""
+    table = getattr(backend, "kernels", None)
+    return table if table is not None else {}
 
 
 BackendFactory = Callable[[], Backend]

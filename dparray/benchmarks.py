@@ -11,11 +11,13 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from dparray import creation, nn, optim
 from dparray.nn import functional as F
 from dparray.tensor import Tensor
+
+Key = TypeVar("Key")
 
 
 @dataclass
@@ -28,53 +30,53 @@ class Workload:
     torch_build: Callable[[Any], Any]
 
 
-def _mlp():
+def _mlp() -> nn.Module:
     return nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
                          nn.Linear(1024, 10))
 
 
-def _tanh_stack():
+def _tanh_stack() -> nn.Module:
     return nn.Sequential(*[m for _ in range(8) for m in (nn.Linear(64, 64), nn.Tanh())])
 
 
-def _layernorm_stack():
+def _layernorm_stack() -> nn.Module:
     return nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(256, 256), nn.LayerNorm(256),
                                                          nn.GELU())])
 
 
-def _convnet():
+def _convnet() -> nn.Module:
     return nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3),
                          nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(800, 10))
 
 
-def _torch_mlp(t):
+def _torch_mlp(t: Any) -> Any:
     return t.nn.Sequential(t.nn.Linear(784, 1024), t.nn.ReLU(), t.nn.Linear(1024, 1024),
                            t.nn.ReLU(), t.nn.Linear(1024, 10))
 
 
-def _torch_tanh_stack(t):
+def _torch_tanh_stack(t: Any) -> Any:
     return t.nn.Sequential(*[m for _ in range(8) for m in (t.nn.Linear(64, 64), t.nn.Tanh())])
 
 
-def _torch_layernorm_stack(t):
+def _torch_layernorm_stack(t: Any) -> Any:
     return t.nn.Sequential(*[m for _ in range(4) for m in (
         t.nn.Linear(256, 256), t.nn.LayerNorm(256), t.nn.GELU())])
 
 
-def _torch_convnet(t):
+def _torch_convnet(t: Any) -> Any:
     return t.nn.Sequential(t.nn.Conv2d(1, 16, 3), t.nn.ReLU(), t.nn.MaxPool2d(2),
                            t.nn.Conv2d(16, 32, 3), t.nn.ReLU(), t.nn.MaxPool2d(2),
                            t.nn.Flatten(), t.nn.Linear(800, 10))
 
 
-def _labels(shape, classes):
-    def make():
+def _labels(shape: tuple[int, ...], classes: int) -> Callable[[], tuple[Tensor, Tensor]]:
+    def make() -> tuple[Tensor, Tensor]:
         return creation.randn(*shape), (creation.rand(shape[0]) * classes).astype("int64")
     return make
 
 
-def _targets(shape):
-    def make():
+def _targets(shape: tuple[int, ...]) -> Callable[[], tuple[Tensor, Tensor]]:
+    def make() -> tuple[Tensor, Tensor]:
         return creation.randn(*shape), creation.randn(*shape)
     return make
 
@@ -105,7 +107,7 @@ def dparray_step(workload: Workload, model: nn.Module, inputs: Tensor,
 def torch_step(workload: Workload, inputs: Tensor, targets: Tensor) -> Callable[[], None] | None:
     """The same step in PyTorch (all its CPU threads), or None when PyTorch is not installed."""
     try:
-        import torch
+        import torch  # type: ignore[import-not-found]  # optional: the comparison column
     except ImportError:
         return None
     torch.manual_seed(0)
@@ -123,8 +125,8 @@ def torch_step(workload: Workload, inputs: Tensor, targets: Tensor) -> Callable[
     return step
 
 
-def interleaved_medians(steps: dict[str, Callable[[], None]], rounds: int, warmup: int,
-                        cooldown: float = 0.0) -> dict[str, float]:
+def interleaved_medians(steps: dict[Key, Callable[[], None]], rounds: int, warmup: int,
+                        cooldown: float = 0.0) -> dict[Key, float]:
     """Median seconds per step of each entry, timed round-robin so drift hits all alike.
 
     ``cooldown`` seconds pass before each timed step: after a multi-threaded BLAS call,
@@ -135,7 +137,7 @@ def interleaved_medians(steps: dict[str, Callable[[], None]], rounds: int, warmu
     for _ in range(warmup):
         for step in steps.values():
             step()
-    times: dict[str, list[float]] = {name: [] for name in steps}
+    times: dict[Key, list[float]] = {name: [] for name in steps}
     for _ in range(rounds):
         for name, step in steps.items():
             time.sleep(cooldown)

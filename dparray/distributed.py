@@ -198,9 +198,8 @@ class DistributedDataParallel(Wrapper):
         for p in params:
             nbytes = p.elem_count() * _ITEMSIZE.get(p.dtype.name, 8)
             last = buckets[-1] if buckets else None
-            fits = (bucketed and last is not None and size + nbytes <= self.bucket_bytes
-                    and last[0].dtype == p.dtype and last[0].backend is p.backend)
-            if fits:
+            if (bucketed and last is not None and size + nbytes <= self.bucket_bytes
+                    and last[0].dtype == p.dtype and last[0].backend is p.backend):
                 last.append(p)
                 size += nbytes
             else:
@@ -254,7 +253,7 @@ class DistributedDataParallel(Wrapper):
             t.data = t.backend.asarray(host)
 
 
-def _first_difference(reference: list[tuple], other: list[tuple]) -> str:
+def _first_difference(reference: list[tuple[Any, ...]], other: list[tuple[Any, ...]]) -> str:
     for mine, theirs in zip(reference, other, strict=False):
         if mine != theirs:
             return (f"{theirs[0]} is {theirs[1]} {theirs[2]} there, rank 0 has {mine[0]} "

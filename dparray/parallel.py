@@ -29,7 +29,6 @@ uses the workers.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
 import math
@@ -39,18 +38,17 @@ from typing import Any
 
 from dparray import _pool
 from dparray import random as _random
-from dparray._rendezvous import Rendezvous
-from dparray._system import available_cores
-from dparray.autograd import (
-    Function,
+from dparray._chunk_graph import (
     attach,
     backward_to_boundary,
     boundary_edges,
-    enable_grad,
-    is_grad_enabled,
+    mark_boundary,
     mean_output_size,
-    reserve_number,
 )
+from dparray._rendezvous import Rendezvous
+from dparray._system import available_cores
+from dparray.autograd import Function, enable_grad, is_grad_enabled
+from dparray.backend import parallel_region
 from dparray.nn.module import Module
 from dparray.nn.sync_batchnorm import SyncBatchNorm, sync_group
 from dparray.nn.wrapper import Wrapper
@@ -171,7 +169,7 @@ class DataParallel(Wrapper):
         """Run inline, and decide from the graph it builds how to run this input from now on."""
         grad_enabled = is_grad_enabled()
         with enable_grad():  # the graph is what measures the ops
-            first = reserve_number()
+            first = mark_boundary()
             out = self._run_chunks(x, count, "inline", False) if coupled else self.module(x)
         size = mean_output_size(out, first)
         on_whole_batch = not coupled
@@ -183,7 +181,7 @@ class DataParallel(Wrapper):
         return out if grad_enabled else out.detach()
 
     def _run_chunks(self, x: Tensor, count: int, execution: str, synced: bool) -> Tensor:
-        boundary = reserve_number()
+        boundary = mark_boundary()
         chunks = scatter(x, count)
         seeds = _random.current_streams().spawn(count)
         group = Rendezvous(count) if synced else None
@@ -257,7 +255,7 @@ class Gather(Function):
             tasks.append(functools.partial(_backward_chunk, self, i, piece))
         reached = _values(self.run(tasks))
         sums = []
-        for edge in self.parents:
+        for edge in self.parents or ():
             total = None
             for gradients in reached:  # in chunk order: bitwise repeatable
                 g = gradients.get(edge)
@@ -269,8 +267,9 @@ class Gather(Function):
 
 def _backward_chunk(node: Gather, index: int, piece: Any) -> dict[Any, Any]:
     with node.backend.worker(index, len(node.sizes)), sync_group(node.group, index):
-        if node.roots[index] is not None:
-            return backward_to_boundary(node.roots[index], piece, node.boundary)
+        root = node.roots[index]
+        if root is not None:
+            return backward_to_boundary(root, piece, node.boundary)
         leaf = node.leaves[index]
         return {} if leaf is None else {leaf: piece}
 
@@ -282,8 +281,7 @@ def _forward_chunk(module: Module, backend: Any, index: int, count: int, chunk: 
 
 
 def _run_all(execution: str, backend: Any, count: int, tasks: list[Any]) -> list[Any]:
-    region = getattr(backend, "parallel_region", None)
-    with region(count) if region is not None else contextlib.nullcontext():
+    with parallel_region(backend, count):
         if execution == "threads":
             return _pool.pool(count).run(tasks)
         return _pool.run_inline(tasks)

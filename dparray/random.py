@@ -101,9 +101,10 @@ def generator(backend: Backend) -> RandomGenerator:
 @contextlib.contextmanager
 def fork_rng(seed: int) -> Iterator[RandomStreams]:
     """Within the block, random draws come from fresh streams seeded with ``seed``."""
-    token = _override.set(RandomStreams(seed))
+    streams = RandomStreams(seed)
+    token = _override.set(streams)
     try:
-        yield _override.get()
+        yield streams
     finally:
         _override.reset(token)
 

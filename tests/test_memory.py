@@ -64,7 +64,7 @@ def test_backward_releases_every_saved_array(backend):
     nodes = _nodes(loss)
     assert len(nodes) == 5 and any(node.saved for node in nodes)
     loss.backward()
-    assert all(node.saved is None and node.parents is None for node in nodes)
+    assert all(node.saved == () and node.parents is None for node in nodes)
 
 
 def test_saved_activations_are_freed_once_backward_has_run():

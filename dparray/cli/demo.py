@@ -13,7 +13,9 @@ import copy
 import os
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import dparray as dp
 from dparray import nn, optim
@@ -66,8 +68,11 @@ def build_model() -> nn.Module:
                          nn.Linear(HIDDEN, 10))
 
 
-def train_model(model: nn.Module, train: tuple, test: tuple, epochs: int,
-                progress: object = None) -> History:
+Split = tuple[dp.Tensor, dp.Tensor]
+
+
+def train_model(model: nn.Module, train: Split, test: Split, epochs: int,
+                progress: Callable[..., Any] | None = None) -> History:
     """Adam on shuffled mini-batches; returns the history of every epoch."""
     opt = optim.Adam(model.parameters(), lr=LEARNING_RATE)
     history = History()
@@ -90,7 +95,8 @@ def evaluate(model: nn.Module, x: dp.Tensor, y: dp.Tensor) -> float:
     return accuracy
 
 
-def _epoch(model, opt, train, progress, label):
+def _epoch(model: nn.Module, opt: optim.Optimizer, train: Split,
+           progress: Callable[..., Any] | None, label: str) -> tuple[float, float, float]:
     x, y = train
     order = dp.randperm(len(x))
     batches = [order[i:i + BATCH_SIZE] for i in range(0, len(x), BATCH_SIZE)]
@@ -113,7 +119,7 @@ def _epoch(model, opt, train, progress, label):
     return statistics.fmean(losses), correct / len(x), seconds
 
 
-def _digits(load_digits) -> tuple[tuple[dp.Tensor, dp.Tensor], tuple[dp.Tensor, dp.Tensor]]:
+def _digits(load_digits: Callable[[], Any]) -> tuple[Split, Split]:
     data = load_digits()
     x = dp.tensor(data.data, dtype="float32") / 16.0  # pixels are 0..16
     y = dp.tensor(data.target, dtype="int64")
@@ -123,7 +129,7 @@ def _digits(load_digits) -> tuple[tuple[dp.Tensor, dp.Tensor], tuple[dp.Tensor, 
     return (dp.take(x, train), dp.take(y, train)), (dp.take(x, test), dp.take(y, test))
 
 
-def plot(history: History, path: str, pyplot) -> None:
+def plot(history: History, path: str, pyplot: Any) -> None:
     """Loss and accuracy per epoch, side by side, as a PNG."""
     epochs = range(1, len(history.loss) + 1)
     figure, (left, right) = pyplot.subplots(1, 2, figsize=(9, 3.5))
@@ -140,7 +146,8 @@ def plot(history: History, path: str, pyplot) -> None:
     pyplot.close(figure)
 
 
-def _speed_table(model, wrapped, train, workers, history) -> None:
+def _speed_table(model: nn.Module, wrapped: dp.DataParallel, train: Split, workers: int,
+                 history: History) -> None:
     """Time one more epoch of a copy with 1 worker, beside the training epochs' median."""
     single = dp.DataParallel(copy.deepcopy(model), 1)
     _, _, one = _epoch(single, optim.Adam(single.parameters(), lr=LEARNING_RATE), train, None, "")
@@ -165,7 +172,7 @@ def _check_writable(out: str) -> None:
         raise OSError(f"cannot write to --out {out!r}: {error.strerror or error}") from None
 
 
-def _optional_packages():
+def _optional_packages() -> tuple[Any, Any, Any]:
     try:
         import matplotlib
 

@@ -8,6 +8,7 @@ import platform
 
 import dparray as dp
 from dparray._system import available_cores
+from dparray.backend import describe
 
 
 def run() -> int:
@@ -16,7 +17,7 @@ def run() -> int:
     print("backends:")
     for name in dp.registered_backends():
         try:
-            facts = dp.get_backend(name).describe()
+            facts = describe(dp.get_backend(name))
         except (dp.BackendUnavailableError, TypeError) as error:
             print(f"  {name:<18} unavailable: {error}")
             continue

@@ -172,7 +172,7 @@ def _pair(value: Any, minimum: int = 1) -> tuple[int, int]:
     pair = (value, value) if isinstance(value, int) else tuple(value)
     if len(pair) != 2 or not all(isinstance(v, int) and v >= minimum for v in pair):
         raise ValueError(f"expected an int or a pair of ints >= {minimum}, got {value!r}")
-    return pair  # type: ignore[return-value]
+    return pair
 
 
 def _as_4d(input: Tensor, name: str) -> Tensor:

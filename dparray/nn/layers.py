@@ -3,6 +3,7 @@ activations, with PyTorch's names, arguments and initialisation."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dparray import ops
@@ -98,6 +99,8 @@ class Sigmoid(Module):
 
 class _AlongDim(Module):
     """An op applied along one axis, ``dim``; subclasses name the op as ``function``."""
+
+    function: Callable[..., Tensor]
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()

@@ -48,6 +48,11 @@ class Module:
         58
     """
 
+    _parameter_names: dict[str, None]  # registration order; values unused
+    _buffer_names: dict[str, None]
+    _module_names: dict[str, None]
+    _training: bool
+
     def __init__(self) -> None:
         object.__setattr__(self, "_parameter_names", {})
         object.__setattr__(self, "_buffer_names", {})
@@ -96,7 +101,7 @@ class Module:
         object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ running
-    def forward(self, x: Any) -> Any:
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Compute the module's output; every subclass defines it."""
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
@@ -258,12 +263,12 @@ class Module:
         is_dtype = isinstance(target, _dtypes.DType) or (
             isinstance(target, str) and target in _dtypes.ALL_DTYPES
         )
-        backend = None if is_dtype else get_backend(target)
         for t in [*self.parameters(), *self.buffers()]:
             if is_dtype:
                 if t.dtype.is_floating:
                     t.data = t.astype(target).data
             else:
+                backend = get_backend(target)
                 moved = t.detach().to(backend)
                 t.data, t.backend = moved.data, backend
         return self

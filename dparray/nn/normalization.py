@@ -45,6 +45,10 @@ class BatchNorm1d(Module):
     Under DataParallel each chunk is normalised with its own statistics, as in PyTorch.
     """
 
+    running_mean: Tensor | None
+    running_var: Tensor | None
+    num_batches_tracked: Tensor | None
+
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
                  dtype: Any = None) -> None:

@@ -99,6 +99,8 @@ class SyncBatchNorm(BatchNorm1d):
         return out
 
     def _update_running(self, mean: Tensor, variance: Tensor, n: Tensor) -> None:
+        assert self.running_mean is not None and self.running_var is not None
+        assert self.num_batches_tracked is not None  # all three exist when tracking
         with no_grad():
             total = n[0].item()
             if total < 2:

@@ -31,6 +31,7 @@ class Linear(Function):
                 f"{tuple(weight.shape)}"
             )
         check_same_kind("linear", self.backend, x, weight)
+        self.has_bias = bias is not None
         self.save(x, weight)
         out = x @ self.xp.matrix_transpose(weight)
         return out if bias is None else out + bias
@@ -39,15 +40,16 @@ class Linear(Function):
         xp = self.xp
         x, weight = self.saved
         out_features, in_features = weight.shape
+        has_bias = self.has_bias
         grad_x = grad @ weight if self.needs_grad(0) else None
         grad_weight = grad_bias = None
-        if self.needs_grad(1) or (len(self.parents) > 2 and self.needs_grad(2)):
+        if self.needs_grad(1) or (has_bias and self.needs_grad(2)):
             rows = xp.reshape(grad, (-1, out_features))
             if self.needs_grad(1):
                 grad_weight = xp.matrix_transpose(rows) @ xp.reshape(x, (-1, in_features))
-            if len(self.parents) > 2 and self.needs_grad(2):
+            if has_bias and self.needs_grad(2):
                 grad_bias = xp.sum(rows, axis=0)
-        return (grad_x, grad_weight, grad_bias)[:len(self.parents)]
+        return (grad_x, grad_weight, grad_bias) if has_bias else (grad_x, grad_weight)
 
 
 class Unfold(Function):

@@ -68,6 +68,9 @@ class Mean(_Reduction):
 class _Extremum(_Reduction):
     """Max or min; the gradient is shared equally among tied extremal elements."""
 
+    def reduce(self, x: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
         if reduced_count(self.shape, axes) == 0:

@@ -123,12 +123,13 @@ class Stack(Function):
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         n = grad.shape[self.axis]
-        prefix = (slice(None),) * self.axis
-        return tuple(grad[(*prefix, i, ...)] for i in range(n))
+        keys = [(*(slice(None),) * self.axis, i, Ellipsis) for i in range(n)]
+        return tuple(grad[key] for key in keys)
 
 
 def _slice_axis(array: Any, axis: int, start: int, stop: int) -> Any:
-    return array[(*(slice(None),) * axis, slice(start, stop), ...)]
+    key = (*(slice(None),) * axis, slice(start, stop), Ellipsis)  # (no star in [] on 3.10)
+    return array[key]
 
 
 def _resolve_shape(shape: Sequence[int], from_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -252,7 +253,8 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
     pieces, start = [], 0
     prefix = (slice(None),) * a
     for n in sizes:
-        pieces.append(x[(*prefix, slice(start, start + n))])
+        key = (*prefix, slice(start, start + n))
+        pieces.append(x[key])
         start += n
     return tuple(pieces)
 

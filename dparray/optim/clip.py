@@ -10,10 +10,10 @@ def grad_norm(grads: Gradients) -> Tensor:
     """The 2-norm of all gradients taken together, as a 0-d tensor (no host round trip)."""
     if not isinstance(grads, Gradients) or not grads:
         raise ValueError("grad_norm needs a non-empty Gradients")
-    total = None
-    for g in grads.values():
-        squares = (g * g).sum()
-        total = squares if total is None else total + squares
+    squares = [(g * g).sum() for g in grads.values()]
+    total = squares[0]
+    for s in squares[1:]:
+        total = total + s
     return total.sqrt()
 
 

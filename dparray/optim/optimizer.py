@@ -89,7 +89,7 @@ class Optimizer:
 
     def state_dict(self) -> dict[str, Any]:
         """The state and options, parameters named by their position (as in PyTorch)."""
-        index = {}
+        index: dict[Tensor, int] = {}
         groups = []
         for group in self.param_groups:
             ids = []

@@ -1,0 +1,96 @@
+"""The graph machinery of DataParallel: the sub-graphs its chunks build, and their backward.
+
+A DataParallel call takes a creation number (its *boundary*) before the chunks run, so every
+node a chunk makes is numbered at or above it. Each chunk's output then roots a sub-graph of
+nodes made after the boundary; the sub-graphs are disjoint, and what they reach below the
+boundary (parameters, nodes made before the split) are their *edges*. One gather node whose
+edges are those runs each chunk's sub-graph backward on that chunk's worker and sums the
+gradients that leave them. The engine (``dparray.autograd``) provides the walk itself.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dparray.autograd import (
+    Edge,
+    Function,
+    InputMeta,
+    next_sequence_number,
+    propagate,
+    retaining_graph,
+    reverse_topological_order,
+)
+from dparray.tensor import Tensor
+
+
+def mark_boundary() -> int:
+    """A boundary: every node made from now on is numbered at or above it."""
+    return next_sequence_number()
+
+
+def attach(node: Function, backend: Any, parents: list[Edge], metas: list[InputMeta]) -> Function:
+    """Make ``node`` a graph node whose gradient flows to ``parents`` (with their shape and
+    dtype), as calling it would; for ops whose edges are not their inputs (the gather)."""
+    node.backend, node.xp, node.saved = backend, backend.xp, ()
+    node.parents, node.inputs_meta = list(parents), list(metas)
+    node.sequence = next_sequence_number()
+    return node
+
+
+def backward_to_boundary(root: Function, grad: Any, boundary: int) -> dict[Function | Tensor, Any]:
+    """Run the backward of the part of a graph made at or after ``boundary``, from ``root``
+    (which receives ``grad``), and return the gradients that leave it: one per variable and
+    per older node reached. The graph is kept or freed as the backward in progress says."""
+    order = reverse_topological_order(root, stop_below=boundary)
+    return propagate(order, {root: grad}, retaining_graph(), stop_below=boundary)
+
+
+def mean_output_size(root: Tensor, boundary: int) -> float | None:
+    """The mean number of elements the ops made at or after ``boundary`` put out, found from
+    the graph under ``root`` (None when there is no such graph)."""
+    node = root._node
+    if node is None or node.sequence < boundary:
+        return None
+    sizes = {node: math.prod(root.shape)}
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        for parent, meta in zip(current.parents or (), current.inputs_meta or (), strict=True):
+            if isinstance(parent, Function) and parent.sequence >= boundary \
+                    and parent not in sizes and meta is not None:
+                sizes[parent] = math.prod(meta[0])
+                stack.append(parent)
+    return sum(sizes.values()) / len(sizes)
+
+
+def boundary_edges(roots: list[Function], boundary: int) -> tuple[list[Edge], list[InputMeta]]:
+    """The edges leaving the sub-graphs under ``roots`` made at or after ``boundary`` --
+    variables and older nodes, each once, in a fixed order -- with their (shape, dtype).
+
+    Raises RuntimeError when one node made after ``boundary`` is reached from two roots: the
+    sub-graphs must be disjoint to run their backwards in parallel.
+    """
+    owner: dict[Function, int] = {}
+    edges: dict[Function | Tensor, InputMeta] = {}
+    for index, root in enumerate(roots):
+        stack = [root]
+        owner[root] = index
+        while stack:
+            node = stack.pop()
+            for parent, meta in zip(node.parents or (), node.inputs_meta or (), strict=True):
+                if parent is None:
+                    continue
+                if isinstance(parent, Tensor) or parent.sequence < boundary:
+                    edges.setdefault(parent, meta)
+                elif parent not in owner:
+                    owner[parent] = index
+                    stack.append(parent)
+                elif owner[parent] != index:
+                    raise RuntimeError(
+                        f"a {type(parent).__name__} result made inside chunk {owner[parent]} "
+                        f"is used by chunk {index}; a module under DataParallel must not keep "
+                        "tensors it computes in forward for later calls"
+                    )
+    return list(edges), list(edges.values())
