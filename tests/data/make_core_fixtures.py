@@ -1,0 +1,75 @@
+"""PyTorch references for the layers that existed before the fused ops: ``core.safetensors``.
+
+    ../torch-venv/bin/python tests/data/make_core_fixtures.py   # any environment with torch
+
+Made with PyTorch 2.13.0 (CPU), float64.
+"""
+
+import torch
+from torch_fixture_writer import TorchCase, write
+
+nn = torch.nn
+
+
+def cases() -> list[TorchCase]:
+    torch.manual_seed(0)
+    randn = torch.randn
+    return [
+        TorchCase("linear", "Linear", {"in_features": 5, "out_features": 3}, nn.Linear(5, 3),
+                  [randn(4, 5)]),
+        TorchCase("linear_3d_no_bias", "Linear", {"in_features": 5, "out_features": 2,
+                                                  "bias": False},
+                  nn.Linear(5, 2, bias=False), [randn(2, 3, 5)]),
+        TorchCase("layer_norm", "LayerNorm", {"normalized_shape": 6},
+                  _randomized(nn.LayerNorm(6)), [randn(4, 6)]),
+        TorchCase("layer_norm_2d_shape", "LayerNorm", {"normalized_shape": [3, 4]},
+                  _randomized(nn.LayerNorm([3, 4])), [randn(2, 3, 4)]),
+        TorchCase("batch_norm_train", "BatchNorm1d", {"num_features": 3},
+                  _randomized(nn.BatchNorm1d(3)), [randn(6, 3)], training=True),
+        TorchCase("batch_norm_3d_train", "BatchNorm1d", {"num_features": 3},
+                  _randomized(nn.BatchNorm1d(3)), [randn(4, 3, 5)], training=True),
+        TorchCase("batch_norm_eval", "BatchNorm1d", {"num_features": 3},
+                  _with_statistics(nn.BatchNorm1d(3)), [randn(6, 3)]),
+        TorchCase("gelu", "GELU", {}, nn.GELU(), [randn(3, 7) * 3]),
+        TorchCase("gelu_tanh", "GELU", {"approximate": "tanh"}, nn.GELU(approximate="tanh"),
+                  [randn(3, 7) * 3]),
+        TorchCase("softmax", "Softmax", {"dim": 1}, nn.Softmax(dim=1), [randn(3, 5)]),
+        TorchCase("log_softmax", "LogSoftmax", {"dim": -1}, nn.LogSoftmax(dim=-1),
+                  [randn(2, 3, 5)]),
+        TorchCase("conv2d", "Conv2d", {"in_channels": 2, "out_channels": 3, "kernel_size": 3},
+                  nn.Conv2d(2, 3, 3), [randn(2, 2, 6, 7)]),
+        TorchCase("conv2d_stride_padding", "Conv2d",
+                  {"in_channels": 2, "out_channels": 4, "kernel_size": [3, 2], "stride": 2,
+                   "padding": [1, 2], "dilation": [1, 2]},
+                  nn.Conv2d(2, 4, (3, 2), stride=2, padding=(1, 2), dilation=(1, 2)),
+                  [randn(2, 2, 7, 8)]),
+        TorchCase("max_pool2d", "MaxPool2d", {"kernel_size": 2}, nn.MaxPool2d(2),
+                  [randn(2, 3, 6, 5)]),
+        TorchCase("max_pool2d_stride_padding", "MaxPool2d",
+                  {"kernel_size": 3, "stride": 2, "padding": 1},
+                  nn.MaxPool2d(3, stride=2, padding=1), [randn(2, 2, 7, 6)]),
+        TorchCase("avg_pool2d", "AvgPool2d", {"kernel_size": [2, 3], "padding": 1},
+                  nn.AvgPool2d((2, 3), padding=1), [randn(2, 2, 6, 7)]),
+        TorchCase("embedding", "Embedding", {"num_embeddings": 7, "embedding_dim": 3},
+                  nn.Embedding(7, 3), [torch.tensor([[0, 3, 3], [6, 1, 0]])]),
+    ]
+
+
+def _randomized(module: nn.Module) -> nn.Module:
+    """Affine parameters away from ones and zeros, so their gradients show."""
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape))
+    return module
+
+
+def _with_statistics(module: nn.Module) -> nn.Module:
+    module = _randomized(module)
+    module.running_mean.copy_(torch.randn(module.num_features))
+    module.running_var.copy_(torch.rand(module.num_features) + 0.5)
+    module.num_batches_tracked.fill_(7)
+    return module
+
+
+if __name__ == "__main__":
+    write("core", cases())
