@@ -3,6 +3,10 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# setuptools ends every editable install of a package outside a src/ folder with a note that
+# folders named like the package in the working directory win on import; here that folder is the
+# package itself, so the note is noise. This filters that one message, no other warning.
+EDITABLE_NOTE_OFF := PYTHONWARNINGS="ignore:Editable installation:UserWarning"
 
 .PHONY: demo test lint bench clean
 
@@ -11,11 +15,11 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(EDITABLE_NOTE_OFF) $(PY) -m pip install --quiet -e ".[dev]"
 	touch $@
 
 $(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[demo]"
+	$(EDITABLE_NOTE_OFF) $(PY) -m pip install --quiet -e ".[demo]"
 	touch $@
 
 demo: $(VENV)/.installed

@@ -1,7 +1,9 @@
 """The NumPy backend, the embedded default: ``array_api_compat.numpy`` plus NumPy's fast paths.
 
 ``erf`` uses SciPy's when SciPy is installed (about 7x faster than the generic one, which NumPy
-alone must use since it has no ``erf``); both are accurate to float64 precision.
+alone must use since it has no ``erf``); both are accurate to float64 precision. ``kernels`` is
+the table of Numba-compiled fused ops (``_numpy_kernels.py``), built on first use; without
+Numba it is empty and every op runs its array-API reference.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dparray._system import available_cores
 from dparray.backend import RandomGenerator
 
 from ._host_random import HostRandom
+from ._numba_setup import status as _numba_status
+from ._numba_setup import worker_threads
 from .array_api import ArrayAPIBackend
 
 
@@ -51,6 +55,24 @@ class NumPyBackend(ArrayAPIBackend):
         """Split the cores among ``count`` workers for BLAS (see ``BlasBudget``)."""
         with _budget.share(count):
             yield
+
+    @contextlib.contextmanager
+    def worker(self, index: int, count: int) -> Iterator[None]:
+        """Worker ``index``'s compiled kernels use its share of the cores."""
+        with worker_threads(count):
+            yield
+
+    @functools.cached_property
+    def kernels(self) -> dict[str, type]:
+        """Numba-compiled fused ops, by op name (empty without a usable Numba)."""
+        from ._numpy_kernels import table
+
+        return table()
+
+    def describe(self) -> dict[str, str]:
+        facts = super().describe()
+        facts["kernels"] = _kernel_status()
+        return facts
 
 
 class BlasBudget:
@@ -100,6 +122,11 @@ def _scipy_erf() -> Any:
     except ImportError:
         return None
     return erf
+
+
+def _kernel_status() -> str:
+    usable, why = _numba_status()
+    return f"compiled ({why})" if usable else why
 
 
 def create() -> NumPyBackend:

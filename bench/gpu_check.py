@@ -3,7 +3,9 @@
     python bench/gpu_check.py        # on a machine with a CUDA device and CuPy installed
 
 1. Correctness: a small MLP's output and gradients on CuPy equal NumPy's (float64), plain and
-   under DataParallel with 4 workers, and the chunks run on 4 distinct streams.
+   under DataParallel with 4 workers, and the chunks run on 4 distinct streams; every CUDA
+   kernel of the kernel table (backends/_cupy_kernels.py) gives NumPy's values and gradients
+   in float64 and float32, and so do the references it falls back to.
 2. Speed: W1 (MLP 784-1024-1024-10, batch 2048, float32) and W4 (convnet, batch 256), one Adam
    step, unwrapped and under DataParallel with 1, 2 and 4 workers; medians of interleaved runs,
    synchronising the device after every step. Prints a table. Exits 1 if a check fails, 2 if
@@ -12,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import statistics
 import sys
@@ -22,6 +25,7 @@ import numpy as np
 import dparray as dp
 from dparray import nn
 from dparray.benchmarks import WORKLOADS, dparray_step
+from dparray.nn import functional as F
 
 
 def check_correctness() -> bool:
@@ -53,6 +57,52 @@ def check_correctness() -> bool:
         print(f"  {name:16} gradients equal NumPy's: {same}   distinct streams: {distinct}")
         ok &= same
     ok &= len(set(streams)) == 4
+    return ok
+
+
+KERNEL_CASES = {
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b), [(37, 300), (300,),
+                                                                            (300,)]),
+    "layer_norm_2d_shape": (lambda x, w, b: F.layer_norm(x, (3, 5), w, b),
+                            [(4, 3, 5), (3, 5), (3, 5)]),
+    "softmax": (lambda x: F.softmax(x, dim=-1), [(33, 1000)]),
+    "log_softmax": (lambda x: F.log_softmax(x, dim=-1), [(5, 7, 3)]),
+    "softmax_axis0": (lambda x: F.softmax(x, dim=0), [(6, 4)]),
+    "gelu": (lambda x: F.gelu(x), [(1001,)]),
+    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), [(17, 9)]),
+    "cross_entropy": (lambda x: F.cross_entropy(x, dp.tensor(np.arange(64) % 10,
+                                                              backend=x.backend),
+                                                dp.ones(10, dtype=x.dtype, backend=x.backend)
+                                                * 0.5, label_smoothing=0.1), [(64, 10)]),
+}
+
+
+def check_kernels() -> bool:
+    """Each CUDA kernel (and the reference it falls back to) against NumPy."""
+    from dparray.kernels import reference_only
+
+    ok = True
+    rng = np.random.default_rng(1)
+    for name, (function, shapes) in KERNEL_CASES.items():
+        for dtype, rtol in (("float64", 1e-10), ("float32", 2e-5)):
+            arrays = [rng.standard_normal(s).astype(dtype) for s in shapes]
+            results = {}
+            for label, backend in (("numpy", "numpy"), ("cupy", "cupy"),
+                                   ("cupy reference", "cupy")):
+                inputs = [dp.tensor(a, requires_grad=True, backend=backend) for a in arrays]
+                reference = label == "cupy reference"
+                with reference_only() if reference else contextlib.nullcontext():
+                    out = function(*inputs)
+                    grads = (out * out).sum().backward()
+                results[label] = [out.numpy(), *(grads[t].numpy() for t in inputs)]
+            for label in ("cupy", "cupy reference"):
+                same = all(np.allclose(a, b, rtol=rtol, atol=rtol)
+                           for a, b in zip(results[label], results["numpy"], strict=True))
+                ok &= same
+                if not same:
+                    print(f"  {name} {dtype} {label}: differs from NumPy")
+    print(f"  {len(KERNEL_CASES)} kernels, float64 and float32, against NumPy: "
+          f"{'equal' if ok else 'DIFFERENT'}")
     return ok
 
 
@@ -89,6 +139,7 @@ def main() -> int:
         return 2
     print("correctness")
     ok = check_correctness()
+    ok &= check_kernels()
     print("speed: one Adam step")
     time_workloads()
     return 0 if ok else 1

@@ -52,25 +52,41 @@ def print_allreduce(results: dict) -> None:
               f"{m['per_parameter'] * 1e3:.2f} ({m['per_parameter'] / m['step']:.0%})")
 
 
-GOALS = {"W1": "2w >= 1.6x 1-thread, <= 1.0 unwrapped", "W2": "2w <= 1.15 unwrapped",
-         "W3": "2w >= 1.6x 1-thread, <= 1.0 unwrapped", "W4": ""}
+# (issue goals: ratios of medians in one run; "best" is the best dparray configuration)
+GOALS = {"W1": "best <= 0.9x PyTorch; DP 2 >= 1.6x 1-thread",
+         "W2": "best <= 0.55x PyTorch",
+         "W3": "best <= 1.0x PyTorch; DP 2 >= 1.6x 1-thread",
+         "W4": "best <= 1.0x PyTorch", "W5": "best <= 0.9x PyTorch",
+         "W6": "best <= 1.1x PyTorch"}
+COLUMNS = [("unwrapped", "unwrapped"), ("unwrapped_1_blas_thread", "1 BLAS thr"),
+           ("dataparallel_1", "DP 1"), ("dataparallel_2", "DP 2"),
+           ("dataparallel_2_threads", "DP 2 thr"), ("dataparallel_2_inline", "DP 2 inl"),
+           ("dataparallel_4", "DP 4"), ("pytorch", "PyTorch")]
+DPARRAY = [key for key, _ in COLUMNS if key != "pytorch"]
 
 
 def print_dataparallel(workloads: list[dict]) -> None:
-    """Medians (ms) of each workload's configurations, timed round-robin in one loop."""
-    print("DataParallel: forward + backward + Adam step, medians of interleaved runs (ms)")
-    columns = ["unwrapped", "unwrapped_1_blas_thread", "dataparallel_1", "dataparallel_2",
-               "dataparallel_4", "pytorch"]
-    titles = ["unwrapped", "1 BLAS thr", "DP 1", "DP 2", "DP 4", "PyTorch"]
-    print(f"  {'':4}" + "".join(f"{t:>11}" for t in titles)
-          + f"{'2w speed-up':>13}{'2w/unwrapped':>14}  goal")
+    """Medians (ms) of each workload's configurations, timed round-robin in one loop, and
+    the ratios the goals are stated in."""
+    print("Workloads: forward + backward + Adam step, medians of interleaved runs (ms)")
+    print(f"  {'':7}" + "".join(f"{title:>11}" for _, title in COLUMNS))
     for info in workloads:
-        cells = "".join(f"{info[c] * 1e3:11.2f}" if c in info else f"{'-':>11}"
-                        for c in columns)
+        cells = "".join(f"{info[key] * 1e3:11.2f}" if key in info else f"{'-':>11}"
+                        for key, _ in COLUMNS)
+        print(f"  {info['workload']:7}{cells}")
+    print("\n  ratios: best dparray / PyTorch; DP 2 speed-up over 1 BLAS thread; auto (DP 2) "
+          "/ better of threads and inline; peak MiB of a step (best configuration)")
+    for info in workloads:
+        best_key = min(DPARRAY, key=lambda key: info.get(key, float("inf")))
+        best = info[best_key]
+        torch = f"{best / info['pytorch']:5.2f}x" if "pytorch" in info else "    -"
         speedup = info["unwrapped_1_blas_thread"] / info["dataparallel_2"]
-        ratio = info["dataparallel_2"] / info["unwrapped"]
-        print(f"  {info['workload']:4}{cells}{speedup:12.2f}x{ratio:13.2f}x  "
-              f"{GOALS.get(info['workload'], '')}")
+        better = min(info["dataparallel_2_threads"], info["dataparallel_2_inline"])
+        auto = info["dataparallel_2"] / better
+        peak = info.get("peaks", {}).get(best_key)
+        memory = f"{peak:8.1f}" if peak is not None else "       -"
+        print(f"  {info['workload']:7}{torch} ({best_key}){speedup:7.2f}x{auto:7.2f}x{memory}"
+              f"   goal: {GOALS.get(info['workload'], '-')}")
     for info in workloads:
         print(f"  {info['workload']}: {info['description']}")
 

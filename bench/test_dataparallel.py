@@ -1,60 +1,110 @@
-"""DataParallel on workloads W1-W4 at 1, 2 and 4 workers: forward, backward, Adam step.
+"""The workloads (``dparray.benchmarks``) under every configuration: one Adam step each.
 
-    make bench      # prints the ratio table (bench/report.py)
+    make bench                                          # everything, then bench/report.py
+    pytest bench/test_dataparallel.py --benchmark-only  # pytest-benchmark's own tables
 
-Every configuration of a workload is timed in one loop, round-robin, and the medians are stored
-in the benchmark's extra_info: the unwrapped module with BLAS on every core and with BLAS on one
-thread, DataParallel with 1, 2 and 4 workers (which split the cores for BLAS themselves), and
-PyTorch with the same threads when it is installed.
+Two kinds of benchmark:
+
+* ``test_step[<workload>-<configuration>]``: one benchmark per configuration, grouped by
+  workload (``--benchmark-group-by=group``, the default), so pytest-benchmark's tables compare
+  them and ``--benchmark-compare`` finds regressions. Each also records the peak memory that one
+  step allocates (``extra_info["peak_mib"]``, traced by ``tracemalloc``, which sees NumPy's
+  arrays; PyTorch's allocator is invisible to it, so its column has none).
+* ``test_interleaved[<workload>]``: every configuration of a workload timed round-robin in one
+  loop, so that drift on a shared machine hits all alike; the medians go to ``extra_info`` for
+  the ratio tables of ``bench/report.py`` -- the headline numbers.
+
+Configurations: the unwrapped module (BLAS on every core, and on one thread), DataParallel
+with 1, 2 and 4 workers (``auto``), with 2 workers forced to ``threads`` and to ``inline``
+(``auto`` should be within 10% of the better of those two), and PyTorch with the same threads
+when it is installed.
 """
 
 from __future__ import annotations
 
-import copy
+import tracemalloc
+from collections.abc import Callable
 
 import pytest
 from threadpoolctl import ThreadpoolController
 
 import dparray as dp
+from dparray import _auto
 from dparray.benchmarks import WORKLOADS, dparray_step, interleaved_medians, torch_step
 
-ROUNDS = {"W1": 7, "W2": 60, "W3": 7, "W4": 7}
-COOLDOWN = {"W1": 0.15, "W2": 0.0, "W3": 0.15, "W4": 0.15}  # W2's 64x64 products use 1 thread
-WARMUP = 3  # the pools, the allocator, BLAS, and DataParallel's first ("probe") call
+ROUNDS = {"W2": 60, "CNN64": 30}
+COOLDOWN = {"W2": 0.0, "CNN64": 0.0}  # (tiny steps: BLAS's spinning threads do not matter)
+WARMUP = 3
+CONFIGURATIONS = ("unwrapped", "unwrapped_1_blas_thread", "dataparallel_1", "dataparallel_2",
+                  "dataparallel_2_threads", "dataparallel_2_inline", "dataparallel_4",
+                  "pytorch")
 
 
-def _one_blas_thread(step):
+def _one_blas_thread(step: Callable[[], None]) -> Callable[[], None]:
     controller = ThreadpoolController()
 
-    def limited():
+    def limited() -> None:
         with controller.limit(limits=1, user_api="blas"):
             step()
 
     return limited
 
 
-@pytest.mark.parametrize("name", list(WORKLOADS))
-@pytest.mark.benchmark(group="dataparallel")
-def test_dataparallel_workload(benchmark, name):
+def build_step(name: str, configuration: str) -> Callable[[], None] | None:
+    """One Adam step of workload ``name`` under ``configuration`` (None: not available)."""
     workload = WORKLOADS[name]
     dp.manual_seed(0)
     module = workload.build()
     x, y = workload.batch()
-    steps = {
-        "unwrapped": dparray_step(workload, copy.deepcopy(module), x, y),
-        "unwrapped_1_blas_thread": _one_blas_thread(
-            dparray_step(workload, copy.deepcopy(module), x, y)),
-    }
-    for workers in (1, 2, 4):
-        wrapped = dp.DataParallel(copy.deepcopy(module), workers)
-        steps[f"dataparallel_{workers}"] = dparray_step(workload, wrapped, x, y)
-    reference = torch_step(workload, x, y)
-    if reference is not None:
-        steps["pytorch"] = reference
+    if configuration == "pytorch":
+        return torch_step(workload, x, y)
+    if configuration.startswith("unwrapped"):
+        step = dparray_step(workload, module, x, y)
+        return _one_blas_thread(step) if configuration.endswith("thread") else step
+    parts = configuration.split("_")
+    execution = parts[2] if len(parts) > 2 else "auto"
+    model = dp.DataParallel(module, int(parts[1]), execution=execution)
+    step = dparray_step(workload, model, x, y)
+    if execution == "auto":  # let auto finish measuring before anything is timed
+        for _ in range(2 * (_auto.SAMPLES + 1) + 1):
+            step()
+    return step
+
+
+def _peak_mib(step: Callable[[], None]) -> float:
+    tracemalloc.start()
+    try:
+        step()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("configuration", CONFIGURATIONS)
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_step(benchmark, name, configuration):
+    step = build_step(name, configuration)
+    if step is None:
+        pytest.skip("PyTorch is not installed")
+    benchmark.group = f"{name}: {WORKLOADS[name].description}"
+    for _ in range(WARMUP):
+        step()
+    if configuration != "pytorch":
+        benchmark.extra_info["peak_mib"] = _peak_mib(step)
+    benchmark.pedantic(step, rounds=ROUNDS.get(name, 7), iterations=1, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+@pytest.mark.benchmark(group="interleaved")
+def test_interleaved(benchmark, name):
+    steps = {c: s for c in CONFIGURATIONS if (s := build_step(name, c)) is not None}
+    peaks = {c: _peak_mib(s) for c, s in steps.items() if c != "pytorch"}
     medians = {}
 
     def measure():
-        medians.update(interleaved_medians(steps, ROUNDS[name], WARMUP, COOLDOWN[name]))
+        medians.update(interleaved_medians(steps, ROUNDS.get(name, 7), WARMUP,
+                                           COOLDOWN.get(name, 0.15)))
 
     benchmark.pedantic(measure, rounds=1, iterations=1)
-    benchmark.extra_info.update(workload=name, description=workload.description, **medians)
+    benchmark.extra_info.update(workload=name, description=WORKLOADS[name].description,
+                                peaks=peaks, **medians)

@@ -4,10 +4,14 @@ The public surface, re-exported from the modules that define it. Start with
 ``tensor``, ``Tensor.backward`` and ``use_backend``.
 """
 
+from importlib import metadata as _metadata
+
+from dparray import data as data
 from dparray import distributed as distributed
 from dparray import nn as nn
 from dparray import ops as _ops
 from dparray import optim as optim
+from dparray import random as random
 from dparray.autograd import Function as Function
 from dparray.autograd import enable_grad as enable_grad
 from dparray.autograd import is_grad_enabled as is_grad_enabled
@@ -22,9 +26,14 @@ from dparray.backend import registered_backends as registered_backends
 from dparray.backend import set_backend as set_backend
 from dparray.backend import unregister_backend as unregister_backend
 from dparray.backend import use_backend as use_backend
+from dparray.checkpoint import Checkpoint as Checkpoint
+from dparray.checkpoint import load_checkpoint as load_checkpoint
+from dparray.checkpoint import save_checkpoint as save_checkpoint
 from dparray.creation import arange as arange
+from dparray.creation import eye as eye
 from dparray.creation import from_dlpack as from_dlpack
 from dparray.creation import full as full
+from dparray.creation import linspace as linspace
 from dparray.creation import ones as ones
 from dparray.creation import ones_like as ones_like
 from dparray.creation import rand as rand
@@ -55,7 +64,10 @@ from dparray.random import fork_rng as fork_rng
 from dparray.random import manual_seed as manual_seed
 from dparray.tensor import Tensor as Tensor
 
-__version__ = "0.1.0"
+try:  # one source of truth: the version in pyproject.toml, as the installed metadata has it
+    __version__ = _metadata.version("dparray")
+except _metadata.PackageNotFoundError:  # a source tree on sys.path, never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "Backend",
@@ -87,8 +99,10 @@ __all__ = [
     "set_grad_enabled",
     "Gradients",
     "arange",
+    "eye",
     "from_dlpack",
     "full",
+    "linspace",
     "ones",
     "ones_like",
     "rand",
@@ -99,13 +113,18 @@ __all__ = [
     "zeros_like",
     "load",
     "save",
+    "Checkpoint",
+    "load_checkpoint",
+    "save_checkpoint",
     "ChunkError",
     "DataParallel",
     "fork_rng",
     "manual_seed",
+    "data",
     "distributed",
     "nn",
     "optim",
+    "random",
     *_ops.__all__,
     "__version__",
 ]

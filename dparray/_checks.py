@@ -32,7 +32,8 @@ def check_int(value: Any, name: str, where: str, *, minimum: int | None = None,
     """``value`` as an int: a TypeError unless it is an int (bools are not), a ValueError
     outside ``[minimum, maximum]``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        if hasattr(value, "__index__") and not isinstance(value, bool) and not _is_tensor(value):
+        if hasattr(value, "__index__") and not isinstance(value, bool) and not _is_tensor(value) \
+                and getattr(value, "dtype", None) != "bool":
             value = value.__index__()  # NumPy integers and other integer scalars
         else:
             raise TypeError(f"{where}: {name} must be an int, got {describe(value)}")
@@ -47,11 +48,15 @@ def check_number(value: Any, name: str, where: str, *, minimum: float | None = N
     bool), a ValueError if it is NaN or infinite (unless ``finite=False``) or outside the
     bounds (``minimum``/``maximum`` inclusive, ``above``/``below`` exclusive)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        if hasattr(value, "__float__") and not _is_tensor(value) and not isinstance(value, str):
-            value = float(value)  # NumPy scalars
-        else:
+        usable = hasattr(value, "__float__") and not isinstance(value, (bool, str)) \
+            and not _is_tensor(value) and getattr(value, "dtype", None) != "bool"
+        if not usable:
             raise TypeError(f"{where}: {name} must be a number, got {describe(value)}")
-    number = float(value)
+        value = float(value)  # NumPy scalars
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValueError(f"{where}: {name} must be a finite number, got {value!r:.60}") from None
     if math.isnan(number) or (finite and math.isinf(number)):
         raise ValueError(f"{where}: {name} must be a finite number, got {value!r}")
     _check_range(number, name, where, minimum, maximum)
@@ -64,9 +69,11 @@ def check_number(value: Any, name: str, where: str, *, minimum: float | None = N
 
 def check_probability(value: Any, name: str, where: str, *, allow_one: bool = False) -> float:
     """A probability in ``[0, 1)`` (``[0, 1]`` with ``allow_one``)."""
-    if allow_one:
-        return check_number(value, name, where, minimum=0.0, maximum=1.0)
-    return check_number(value, name, where, minimum=0.0, below=1.0)
+    number = check_number(value, name, where)
+    if not (0.0 <= number <= 1.0 if allow_one else 0.0 <= number < 1.0):
+        interval = "[0, 1]" if allow_one else "[0, 1)"
+        raise ValueError(f"{where}: {name} must be in {interval}, got {value!r}")
+    return number
 
 
 def check_choice(value: Any, name: str, where: str, choices: Collection[Any]) -> Any:

@@ -39,12 +39,14 @@ def attach(node: Function, backend: Any, parents: list[Edge], metas: list[InputM
     return node
 
 
-def backward_to_boundary(root: Function, grad: Any, boundary: int) -> dict[Function | Tensor, Any]:
-    """Run the backward of the part of a graph made at or after ``boundary``, from ``root``
-    (which receives ``grad``), and return the gradients that leave it: one per variable and
-    per older node reached. The graph is kept or freed as the backward in progress says."""
-    order = reverse_topological_order(root, stop_below=boundary)
-    return propagate(order, {root: grad}, retaining_graph(), stop_below=boundary)
+def backward_to_boundary(seeds: dict[Function, Any],
+                         boundary: int) -> dict[Function | Tensor, Any]:
+    """Run the backward of the part of a graph made at or after ``boundary``, from the nodes
+    in ``seeds`` (each receiving its gradient), and return the gradients that leave it: one
+    per variable and per older node reached. The graph is kept or freed as the backward in
+    progress says."""
+    order = reverse_topological_order(list(seeds), stop_below=boundary)
+    return propagate(order, dict(seeds), retaining_graph(), stop_below=boundary)
 
 
 def mean_output_size(root: Tensor, boundary: int) -> float | None:
@@ -65,18 +67,25 @@ def mean_output_size(root: Tensor, boundary: int) -> float | None:
     return sum(sizes.values()) / len(sizes)
 
 
-def boundary_edges(roots: list[Function], boundary: int) -> tuple[list[Edge], list[InputMeta]]:
-    """The edges leaving the sub-graphs under ``roots`` made at or after ``boundary`` --
-    variables and older nodes, each once, in a fixed order -- with their (shape, dtype).
+def boundary_edges(roots: list[list[Function]],
+                   boundary: int) -> tuple[list[Edge], list[InputMeta]]:
+    """The edges leaving the sub-graphs under each chunk's ``roots`` made at or after
+    ``boundary`` -- variables and older nodes, each once, in a fixed order -- with their
+    (shape, dtype).
 
-    Raises RuntimeError when one node made after ``boundary`` is reached from two roots: the
+    Raises RuntimeError when one node made after ``boundary`` is reached from two chunks: the
     sub-graphs must be disjoint to run their backwards in parallel.
     """
     owner: dict[Function, int] = {}
     edges: dict[Function | Tensor, InputMeta] = {}
-    for index, root in enumerate(roots):
-        stack = [root]
-        owner[root] = index
+    for index, chunk_roots in enumerate(roots):
+        stack = []
+        for root in chunk_roots:
+            if root in owner and owner[root] != index:
+                raise _shared(root, owner[root], index)
+            if root not in owner:
+                owner[root] = index
+                stack.append(root)
         while stack:
             node = stack.pop()
             for parent, meta in zip(node.parents or (), node.inputs_meta or (), strict=True):
@@ -88,9 +97,13 @@ def boundary_edges(roots: list[Function], boundary: int) -> tuple[list[Edge], li
                     owner[parent] = index
                     stack.append(parent)
                 elif owner[parent] != index:
-                    raise RuntimeError(
-                        f"a {type(parent).__name__} result made inside chunk {owner[parent]} "
-                        f"is used by chunk {index}; a module under DataParallel must not keep "
-                        "tensors it computes in forward for later calls"
-                    )
+                    raise _shared(parent, owner[parent], index)
     return list(edges), list(edges.values())
+
+
+def _shared(node: Function, first: int, second: int) -> RuntimeError:
+    return RuntimeError(
+        f"a {type(node).__name__} result made inside chunk {first} is used by chunk {second}; "
+        "a module under DataParallel must not keep tensors it computes in forward for later "
+        "calls"
+    )

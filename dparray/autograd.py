@@ -282,16 +282,17 @@ def _seed_gradient(root: Tensor, grad: Tensor | None) -> Tensor:
     return grad
 
 
-def reverse_topological_order(root: Function, stop_below: int = -1) -> list[Function]:
-    """Every node reachable from ``root`` (and numbered at least ``stop_below``), each before
+def reverse_topological_order(roots: Function | list[Function],
+                              stop_below: int = -1) -> list[Function]:
+    """Every node reachable from ``roots`` (and numbered at least ``stop_below``), each before
     the nodes that produced its inputs.
 
     Nodes are numbered as they are made, after their inputs' producers, so the newest-first
     order of the reachable nodes is a reverse topological order: no post-order walk needed.
     """
-    nodes = [root]
-    seen = {root}
-    stack = [root]
+    nodes = [roots] if isinstance(roots, Function) else list(dict.fromkeys(roots))
+    seen = set(nodes)
+    stack = list(nodes)
     while stack:
         node = stack.pop()
         if node.parents is None:

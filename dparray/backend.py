@@ -61,6 +61,14 @@ class RandomGenerator(Protocol):
     def permutation(self, n: int) -> Any:
         """A random permutation of ``0 .. n-1`` as an int64 array."""
 
+    def get_state(self) -> Any:
+        """The generator's complete state as JSON-able data (dicts, lists, str, int, float):
+        what ``dparray.random.get_state`` and checkpoints save."""
+
+    def set_state(self, state: Any) -> None:
+        """Continue from ``state`` (what ``get_state`` returned, maybe in another process), so
+        the same draws follow; a ValueError, with nothing changed, if it is not such a state."""
+
 
 @runtime_checkable
 class Backend(Protocol):
@@ -189,7 +197,9 @@ def register_backend(name: str, factory: BackendFactory, *, replace: bool = Fals
         if name in _factories and not replace:
             raise ValueError(f"backend {name!r} is already registered; pass replace=True")
         _factories[name] = factory
-        _instances.pop(name, None)
+        replaced = _instances.pop(name, None)
+        if replaced is not None:
+            _forget_kernels(replaced)
 
 
 def unregister_backend(name: str) -> None:
@@ -199,8 +209,10 @@ def unregister_backend(name: str) -> None:
         _load_entry_points()
         _factories.pop(name, None)
         backend = _instances.pop(name, None)
-        if backend is not None and _default is backend:
-            _default = None
+        if backend is not None:
+            _forget_kernels(backend)
+            if _default is backend:
+                _default = None
 
 
 def registered_backends() -> list[str]:
@@ -287,6 +299,13 @@ def use_backend(name: str | Backend) -> Iterator[Backend]:
         yield backend
     finally:
         _override.reset(token)
+
+
+def _forget_kernels(backend: Backend) -> None:
+    """Drop the kernel lookups cached for ``backend`` (their key is the object's id)."""
+    from dparray import kernels  # imported here: kernels imports this module
+
+    kernels.forget(backend)
 
 
 def _default_from_environment() -> Backend:

@@ -1,4 +1,4 @@
-"""The DataParallel benchmark workloads (W1-W4), in dparray and, when installed, PyTorch.
+"""The DataParallel benchmark workloads (W1-W6), in dparray and, when installed, PyTorch.
 
 Each workload is a model, a batch and a loss; a *step* is forward, loss, backward and an Adam
 update. Both libraries get the same architecture, batch and hyper-parameters. Used by the
@@ -49,6 +49,26 @@ def _convnet() -> nn.Module:
                          nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(800, 10))
 
 
+def _small_cnn() -> nn.Module:
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Dropout(0.25), nn.Flatten(), nn.Linear(16 * 4 * 4, 10))
+
+
+def _torch_small_cnn(t: Any) -> Any:
+    return t.nn.Sequential(t.nn.Conv2d(1, 16, 3, padding=1), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                           t.nn.Dropout(0.25), t.nn.Flatten(), t.nn.Linear(16 * 4 * 4, 10))
+
+
+def _embedding_mlp() -> nn.Module:
+    return nn.Sequential(nn.Embedding(5000, 128), nn.Flatten(), nn.Linear(32 * 128, 512),
+                         nn.GELU(), nn.Linear(512, 4))
+
+
+def _transformer_block() -> nn.Module:
+    return nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0,
+                                      activation="gelu", batch_first=True, norm_first=True)
+
+
 def _torch_mlp(t: Any) -> Any:
     return t.nn.Sequential(t.nn.Linear(784, 1024), t.nn.ReLU(), t.nn.Linear(1024, 1024),
                            t.nn.ReLU(), t.nn.Linear(1024, 10))
@@ -67,6 +87,24 @@ def _torch_convnet(t: Any) -> Any:
     return t.nn.Sequential(t.nn.Conv2d(1, 16, 3), t.nn.ReLU(), t.nn.MaxPool2d(2),
                            t.nn.Conv2d(16, 32, 3), t.nn.ReLU(), t.nn.MaxPool2d(2),
                            t.nn.Flatten(), t.nn.Linear(800, 10))
+
+
+def _torch_embedding_mlp(t: Any) -> Any:
+    return t.nn.Sequential(t.nn.Embedding(5000, 128), t.nn.Flatten(),
+                           t.nn.Linear(32 * 128, 512), t.nn.GELU(), t.nn.Linear(512, 4))
+
+
+def _torch_transformer_block(t: Any) -> Any:
+    return t.nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0,
+                                        activation="gelu", batch_first=True, norm_first=True)
+
+
+def _tokens(batch: int, length: int, vocabulary: int,
+            classes: int) -> Callable[[], tuple[Tensor, Tensor]]:
+    def make() -> tuple[Tensor, Tensor]:
+        tokens = (creation.rand(batch, length) * vocabulary).astype("int64")
+        return tokens, (creation.rand(batch) * classes).astype("int64")
+    return make
 
 
 def _labels(shape: tuple[int, ...], classes: int) -> Callable[[], tuple[Tensor, Tensor]]:
@@ -90,6 +128,15 @@ WORKLOADS = {
                    _targets((4096, 256)), False, _torch_layernorm_stack),
     "W4": Workload("W4", "convnet, batch 256 of 28x28", _convnet,
                    _labels((256, 1, 28, 28), 10), True, _torch_convnet),
+    "CNN64": Workload("CNN64", "small CNN on 8x8 digits, batch 64", _small_cnn,
+                      _labels((64, 1, 8, 8), 10), True, _torch_small_cnn),
+    "CNN700": Workload("CNN700", "small CNN on 8x8 digits, batch 700", _small_cnn,
+                       _labels((700, 1, 8, 8), 10), True, _torch_small_cnn),
+    "W5": Workload("W5", "Embedding(5000,128) on 32 tokens + MLP 4096-512-4, batch 512",
+                   _embedding_mlp, _tokens(512, 32, 5000, 4), True, _torch_embedding_mlp),
+    "W6": Workload("W6", "transformer encoder block (d 256, 4 heads, MLP 1024, pre-norm, GELU, "
+                   "no dropout), batch 32 x 128", _transformer_block, _targets((32, 128, 256)),
+                   False, _torch_transformer_block),
 }
 
 

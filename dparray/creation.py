@@ -8,10 +8,12 @@ float64 NumPy array stays float64.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from dparray import dtypes as _dtypes
 from dparray import random as _random
+from dparray._checks import check_bool, check_int, check_number, describe
 from dparray.backend import Backend, get_backend
 from dparray.tensor import Tensor
 
@@ -19,6 +21,11 @@ from dparray.tensor import Tensor
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
            backend: str | Backend | None = None) -> Tensor:
     """A tensor holding ``data`` (nested lists, a number, a NumPy or other backend array).
+
+    Data that cannot be a dparray tensor is refused with its reason: a TypeError for values
+    that are not numbers (strings, ``None``, complex numbers, arbitrary objects) or arrays of a
+    dtype dparray does not have; a ValueError for ragged nested lists and for Python integers
+    beyond int64 (NumPy would silently store them as uint64, float64 or objects).
 
     Examples:
         >>> import dparray
@@ -33,7 +40,11 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
         return _finish(Tensor(result.data, target), requires_grad)
     target = get_backend(backend)
     native = None if dtype is None else _dtypes.native_dtype(target, dtype)
-    array = target.asarray(data, dtype=native)
+    if not _is_array_like(data):
+        problem = _python_data_problem(data, int64_only=dtype is None)
+        if problem is not None:
+            raise problem
+    array = _convert(target, data, native)
     if dtype is None and not hasattr(data, "dtype"):
         array = _with_default_float(target, array)
     return _finish(Tensor(array, target), requires_grad)
@@ -42,24 +53,38 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
 def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False,
           backend: str | Backend | None = None) -> Tensor:
     """A tensor of zeros; ``zeros(2, 3)`` and ``zeros((2, 3))`` alike."""
+    size = _shape(shape, "zeros")
     target, native = _target(backend, dtype)
-    return _finish(Tensor(target.xp.zeros(_shape(shape), dtype=native), target), requires_grad)
+    return _finish(Tensor(target.xp.zeros(size, dtype=native), target), requires_grad)
 
 
 def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False,
          backend: str | Backend | None = None) -> Tensor:
     """A tensor of ones; ``ones(2, 3)`` and ``ones((2, 3))`` alike."""
+    size = _shape(shape, "ones")
     target, native = _target(backend, dtype)
-    return _finish(Tensor(target.xp.ones(_shape(shape), dtype=native), target), requires_grad)
+    return _finish(Tensor(target.xp.ones(size, dtype=native), target), requires_grad)
 
 
 def full(shape: Any, fill_value: float | int | bool, dtype: Any = None,
          requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
-    """A tensor of ``shape`` filled with ``fill_value`` (its dtype follows the value)."""
+    """A tensor of ``shape`` filled with ``fill_value`` (its dtype follows the value).
+
+    A value that ``dtype`` cannot hold is a ValueError rather than a silent wrap-around:
+    ``full((2,), 1e6, dtype="int8")``, ``full((2,), 1.5, dtype="int64")``.
+
+    Examples:
+        >>> import dparray
+        >>> dparray.full((2,), 7).tolist()
+        [7, 7]
+    """
+    size = _shape((shape,), "full")
     if dtype is None:
-        dtype = _scalar_dtype(fill_value)
+        dtype = _scalar_dtype(fill_value, "fill_value", "full")
     target, native = _target(backend, dtype)
-    array = target.xp.full(_shape((shape,)), fill_value, dtype=native)
+    value = _dtypes.as_scalar(fill_value, _dtypes.from_native(target, native), "fill_value",
+                              "full")
+    array = target.xp.full(size, value, dtype=native)
     return _finish(Tensor(array, target), requires_grad)
 
 
@@ -75,32 +100,82 @@ def ones_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tens
 
 def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any = None,
            requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
-    """Evenly spaced values in ``[start, stop)``; int64 for ints, the default float otherwise."""
+    """Evenly spaced values in ``[start, stop)``; int64 for ints, the default float otherwise.
+
+    ``step`` must not be zero, and the bounds and step must be finite numbers.
+    """
     if stop is None:
         start, stop = 0, start
+    for name, value in (("start", start), ("stop", stop), ("step", step)):
+        check_number(value, name, "arange")
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
     if dtype is None:
-        dtype = _scalar_dtype(start if isinstance(start, float) else stop if isinstance(
-            stop, float) else step)
+        integral = all(hasattr(v, "__index__") for v in (start, stop, step))
+        dtype = _dtypes.int64 if integral else _dtypes.get_default_dtype()
     target, native = _target(backend, dtype)
     array = target.xp.arange(start, stop, step, dtype=native)
+    return _finish(Tensor(array, target), requires_grad)
+
+
+def eye(n_rows: int, n_cols: int | None = None, *, k: int = 0, dtype: Any = None,
+        requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
+    """An ``n_rows x n_cols`` matrix (square when ``n_cols`` is None) with ones on diagonal
+    ``k`` (0 the main one, positive above it) and zeros elsewhere: PyTorch's ``eye(n, m)``
+    with the array API's ``k``. The default float dtype unless ``dtype`` says otherwise.
+
+    Examples:
+        >>> import dparray
+        >>> dparray.eye(2, 3, k=1).tolist()
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    rows = check_int(n_rows, "n_rows", "eye", minimum=0)
+    columns = rows if n_cols is None else check_int(n_cols, "n_cols", "eye", minimum=0)
+    k = check_int(k, "k", "eye")
+    target, native = _target(backend, dtype)
+    array = target.xp.eye(rows, columns, k=k, dtype=native)
+    return _finish(Tensor(array, target), requires_grad)
+
+
+def linspace(start: float, stop: float, num: int, *, endpoint: bool = True, dtype: Any = None,
+             requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop``, ``stop`` included unless
+    ``endpoint=False`` (the array API's ``linspace``; PyTorch calls ``num`` ``steps``). A
+    floating dtype: the default one unless ``dtype`` says otherwise.
+
+    Examples:
+        >>> import dparray
+        >>> dparray.linspace(0.0, 1.0, 5).tolist()
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    start = check_number(start, "start", "linspace")
+    stop = check_number(stop, "stop", "linspace")
+    num = check_int(num, "num", "linspace", minimum=0)
+    endpoint = check_bool(endpoint, "endpoint", "linspace")
+    target, native = _target(backend, dtype)
+    if not _dtypes.from_native(target, native).is_floating:
+        raise TypeError(f"linspace: dtype must be a floating dtype, got {describe(dtype)}")
+    array = target.xp.linspace(start, stop, num, dtype=native, endpoint=endpoint)
     return _finish(Tensor(array, target), requires_grad)
 
 
 def randn(*shape: Any, dtype: Any = None, seed: int | None = None, requires_grad: bool = False,
           backend: str | Backend | None = None) -> Tensor:
     """Standard normal samples; from ``seed`` when given, else from the current stream."""
+    size = _shape(shape, "randn")
     target, native = _target(backend, dtype)
     _require_floating(target, native, "randn")
-    array = _generator(target, seed).normal(_shape(shape), native)
+    array = _generator(target, seed, "randn").normal(size, native)
     return _finish(Tensor(array, target), requires_grad)
 
 
 def rand(*shape: Any, dtype: Any = None, seed: int | None = None, requires_grad: bool = False,
          backend: str | Backend | None = None) -> Tensor:
     """Uniform samples from ``[0, 1)``; from ``seed`` when given, else the current stream."""
+    size = _shape(shape, "rand")
     target, native = _target(backend, dtype)
     _require_floating(target, native, "rand")
-    array = _generator(target, seed).uniform(_shape(shape), native)
+    array = _generator(target, seed, "rand").uniform(size, native)
     return _finish(Tensor(array, target), requires_grad)
 
 
@@ -108,16 +183,17 @@ def randperm(n: int, seed: int | None = None,
              backend: str | Backend | None = None) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64); from ``seed`` when given, else the
     current stream."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    n = check_int(n, "n", "randperm", minimum=0)
     target = get_backend(backend)
-    return Tensor(_generator(target, seed).permutation(n), target)
+    return Tensor(_generator(target, seed, "randperm").permutation(n), target)
 
 
 def from_dlpack(x: Any, backend: str | Backend | None = None) -> Tensor:
     """A tensor sharing the memory of any DLPack-capable array (zero copy where possible)."""
     target = get_backend(backend)
-    return Tensor(target.xp.from_dlpack(x), target)
+    array = target.xp.from_dlpack(x)
+    _supported_dtype(target, array, "from_dlpack")
+    return Tensor(array, target)
 
 
 def _target(backend: str | Backend | None, dtype: Any) -> tuple[Backend, Any]:
@@ -126,21 +202,92 @@ def _target(backend: str | Backend | None, dtype: Any) -> tuple[Backend, Any]:
                                         else dtype)
 
 
-def _shape(args: tuple[Any, ...]) -> tuple[int, ...]:
-    shape = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    for n in shape:
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"a shape needs non-negative ints, got {shape!r}")
-    return shape
+def _shape(args: tuple[Any, ...], where: str) -> tuple[int, ...]:
+    """The shape of ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(3)``: non-negative ints."""
+    shape = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+    return tuple(check_int(n, f"each size in shape {tuple(shape)!r}", where, minimum=0)
+                 for n in shape)
 
 
-def _scalar_dtype(value: Any) -> _dtypes.DType:
-    if isinstance(value, bool):
+def _scalar_dtype(value: Any, name: str, where: str) -> _dtypes.DType:
+    """The dtype a Python scalar becomes: bool, int64, or the default float."""
+    kind = getattr(getattr(value, "dtype", None), "kind", None)  # of NumPy scalars
+    if isinstance(value, bool) or kind == "b":
         return _dtypes.bool_
-    if isinstance(value, int):
+    if isinstance(value, int) or kind in ("i", "u"):
         return _dtypes.int64
-    return _dtypes.get_default_dtype()
+    if isinstance(value, float) or kind == "f":
+        return _dtypes.get_default_dtype()
+    raise TypeError(f"{where}: {name} must be a real number, got {describe(value)}")
+
+
+_SEQUENCES = (list, tuple, range)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _is_array_like(data: Any) -> bool:
+    """Whether the backend should convert ``data`` itself (arrays, NumPy scalars, DLPack)."""
+    return any(hasattr(data, name) for name in
+               ("dtype", "__array__", "__dlpack__", "__array_interface__"))
+
+
+def _python_data_problem(data: Any, int64_only: bool) -> Exception | None:
+    """Why nested Python sequences of numbers cannot become a tensor, or None when they can.
+
+    Walks one nesting level at a time (no recursion, and per level only C-speed passes over
+    the types and lengths): every level must be all sequences of one length or all values;
+    values must be numbers or arrays, and, with ``int64_only``, Python ints must fit int64 (the
+    dtype they would become).
+    """
+    level: list[Any] = [data]
+    depth = 0
+    while True:
+        kinds = set(map(type, level))
+        sequences = {kind for kind in kinds if issubclass(kind, _SEQUENCES)}
+        if not sequences:
+            break
+        if sequences != kinds:
+            return ValueError(f"tensor: the data is ragged: at nesting depth {depth} it mixes "
+                              "sequences and single values")
+        lengths = sorted(set(map(len, level)))
+        if len(lengths) > 1:
+            return ValueError(f"tensor: the data is ragged: the sequences at nesting depth "
+                              f"{depth} have different lengths {lengths}")
+        level = list(itertools.chain.from_iterable(level))
+        depth += 1
+    for kind in kinds:
+        if issubclass(kind, (float, bool)):
+            continue
+        values: list[Any] = level if len(kinds) == 1 else [v for v in level if type(v) is kind]
+        if issubclass(kind, int):
+            if int64_only and not _INT64_MIN <= min(values) <= max(values) <= _INT64_MAX:
+                value = next(v for v in values if not _INT64_MIN <= v <= _INT64_MAX)
+                return ValueError(f"tensor: the integer {value} does not fit int64 (the "
+                                  "largest integer dtype); pass a float or a dtype")
+        elif not _is_array_like(values[0]):
+            return TypeError(f"tensor: the data must be numbers (bool, int, float), arrays, or "
+                             f"nested lists of them; found {describe(values[0])}")
+    return None
+
+
+def _convert(target: Backend, data: Any, native: Any) -> Any:
+    """``target.asarray(data, dtype=native)``, with the backend's errors reworded as dparray's
+    and the result's dtype checked to be one dparray has."""
+    try:
+        array = target.asarray(data, dtype=native)
+    except OverflowError as error:
+        raise ValueError(f"tensor: the data does not fit its dtype: {error}") from None
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"tensor: cannot convert the data: {error}") from None
+    _supported_dtype(target, array, "tensor")
+    return array
+
+
+def _supported_dtype(target: Backend, array: Any, where: str) -> None:
+    try:
+        _dtypes.dtype_of(target, array)
+    except TypeError as error:
+        raise TypeError(f"{where}: {error}") from None
 
 
 def _with_default_float(backend: Backend, array: Any) -> Any:
@@ -156,10 +303,10 @@ def _require_floating(backend: Backend, native: Any, op: str) -> None:
         raise TypeError(f"{op} draws floating values; got dtype {native}")
 
 
-def _generator(backend: Backend, seed: int | None) -> Any:
+def _generator(backend: Backend, seed: int | None, where: str) -> Any:
     if seed is None:
         return _random.generator(backend)
-    return backend.random(_random.check_seed(seed))
+    return backend.random(_random.check_seed(seed, where))
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:

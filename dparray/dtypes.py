@@ -11,9 +11,11 @@ it with ``set_default_dtype``.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
+from dparray._checks import check_int, check_number, describe
 from dparray.backend import Backend
 
 
@@ -114,13 +116,75 @@ def native_dtype(backend: Backend, dtype: Any) -> Any:
 
 
 def dtype_of(backend: Backend, array: Any) -> DType:
-    """The dparray dtype of a backend array."""
-    return _table(backend).from_native[array.dtype]
+    """The dparray dtype of a backend array (a TypeError naming it when dparray has none)."""
+    return from_native(backend, array.dtype)
 
 
 def from_native(backend: Backend, native: Any) -> DType:
-    """The dparray dtype of a native dtype object, as arrays of ``backend`` report it."""
-    return _table(backend).from_native[native]
+    """The dparray dtype of a native dtype object, as arrays of ``backend`` report it; a
+    TypeError naming the dtype when dparray has no such dtype (complex, uint16, strings...)."""
+    dtype = _table(backend).from_native.get(native)
+    if dtype is None:
+        name = str(native).rsplit(".", 1)[-1]
+        raise TypeError(f"dparray has no dtype {name}; it has {', '.join(ALL_DTYPES)}")
+    return dtype
+
+
+_FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38,
+              "float64": 1.7976931348623157e308}
+
+
+def value_range(dtype: DType) -> tuple[int | float, int | float]:
+    """The smallest and largest finite value ``dtype`` holds."""
+    if dtype.kind == "bool":
+        return 0, 1
+    if dtype.kind == "float":
+        return -_FLOAT_MAX[dtype.name], _FLOAT_MAX[dtype.name]
+    bits = int(dtype.name.removeprefix(dtype.kind))
+    if dtype.kind == "uint":
+        return 0, 2**bits - 1
+    return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+
+def as_scalar(value: Any, dtype: DType, name: str, where: str) -> bool | int | float:
+    """``value`` (a bool, int or float, NumPy scalars too) as the Python scalar that one
+    element of ``dtype`` holds, refusing what does not fit instead of wrapping around:
+    ``as_scalar(1e6, int8, ...)`` and ``as_scalar(1.5, int8, ...)`` are ValueErrors, as are
+    finite values beyond a floating dtype's range (infinities and NaN fit floating dtypes)."""
+    number: bool | int | float
+    kind = getattr(getattr(value, "dtype", None), "kind", None)  # of NumPy scalars
+    if isinstance(value, bool) or kind == "b":
+        number = bool(value)
+    elif isinstance(value, int) or kind in ("i", "u"):
+        number = check_int(value, name, where)
+    elif isinstance(value, complex) or kind == "c":
+        raise TypeError(f"{where}: {name} must be a real number, got {describe(value)}")
+    elif isinstance(value, float) or kind == "f":
+        number = float(value)  # NaN and infinities included: floating dtypes hold them
+    else:
+        number = check_number(value, name, where, finite=False)
+    if dtype.kind == "bool":
+        return bool(number)
+    low, high = value_range(dtype)
+    if dtype.kind == "float":
+        try:
+            result = float(number)
+        except OverflowError:
+            raise ValueError(f"{where}: {name} {describe(number)} does not fit "
+                             f"{dtype.name}") from None
+        if math.isfinite(result) and not low <= result <= high:
+            raise ValueError(f"{where}: {name} {number!r} does not fit {dtype.name} (largest "
+                             f"magnitude {high:g})")
+        return result
+    if isinstance(number, float):
+        if not number.is_integer():
+            raise ValueError(f"{where}: {name} must be a whole number for dtype {dtype.name}, "
+                             f"got {number!r}")
+        number = int(number)
+    if not low <= number <= high:
+        raise ValueError(f"{where}: {name} {number!r} does not fit {dtype.name} ({low} to "
+                         f"{high})")
+    return int(number)
 
 
 def set_default_dtype(dtype: Any) -> None:

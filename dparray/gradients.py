@@ -32,7 +32,13 @@ class Gradients(Mapping["Tensor", "Tensor"]):
     __slots__ = ("_grads",)
 
     def __init__(self, grads: dict[Tensor, Tensor] | None = None) -> None:
+        from dparray.tensor import Tensor
+
         self._grads: dict[Tensor, Tensor] = dict(grads or {})
+        for variable, grad in self._grads.items():
+            if not isinstance(variable, Tensor) or not isinstance(grad, Tensor):
+                raise TypeError(f"Gradients map tensors to tensors, got "
+                                f"{type(variable).__name__} -> {type(grad).__name__}")
 
     def __getitem__(self, variable: Tensor) -> Tensor:
         try:

@@ -3,17 +3,22 @@
 Like PyTorch, dparray starts from a fixed seed, so a script that never seeds still repeats run
 to run; ``manual_seed`` restarts every stream. The current set of streams is a context
 variable: ``fork_rng`` gives a block (a DataParallel worker, say) streams of its own
-without disturbing anyone else's.
+without disturbing anyone else's. ``get_state`` and ``set_state`` capture and restore the
+current streams exactly (as plain JSON-able data), so a resumed run draws what the first would
+have drawn.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-from dparray.backend import Backend, RandomGenerator
+from dparray._checks import check_int
+from dparray.backend import Backend, BackendUnavailableError, RandomGenerator, get_backend
 
 DEFAULT_SEED = 20261130
 
@@ -26,11 +31,10 @@ def _mix(seed: int, index: int) -> int:
     return (z ^ (z >> 31)) >> 1
 
 
-def check_seed(seed: int) -> int:
-    """``seed`` itself, once checked to be a non-negative int."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"a seed must be a non-negative int, got {seed!r}")
-    return seed
+def check_seed(seed: int, where: str = "dparray.random") -> int:
+    """``seed`` itself, once checked to be a non-negative int: a TypeError for anything but an
+    int (NumPy integers pass), a ValueError for a negative one."""
+    return check_int(seed, "seed", where, minimum=0)
 
 
 class RandomStreams:
@@ -41,6 +45,8 @@ class RandomStreams:
         self._generators: dict[str, RandomGenerator] = {}
         self._lock = threading.Lock()
         self._spawned = 0
+        # states restored for backends that cannot run here (yet): applied on first use
+        self._pending: dict[str, Any] = {}
 
     def spawn(self, count: int) -> list[int]:
         """``count`` new seeds, different at every call and fixed by this stream's seed: the
@@ -55,8 +61,61 @@ class RandomStreams:
             generator = self._generators.get(backend.name)
             if generator is None:
                 generator = backend.random(self.seed)
+                pending = self._pending.pop(backend.name, None)
+                if pending is not None:
+                    generator.set_state(pending)
                 self._generators[backend.name] = generator
             return generator
+
+    def get_state(self) -> dict[str, Any]:
+        """The seed, the count ``spawn`` has handed out, and the state of every generator used
+        so far (by backend name), as JSON-able data; ``from_state`` rebuilds the streams."""
+        with self._lock:
+            generators = copy.deepcopy(self._pending)
+            for name, generator in self._generators.items():
+                getter = getattr(generator, "get_state", None)
+                if getter is None:
+                    raise TypeError(f"dparray.random.get_state: the random generator of backend "
+                                    f"{name!r} ({type(generator).__name__}) has no get_state()")
+                generators[name] = getter()
+            return {"seed": self.seed, "spawned": self._spawned, "generators": generators}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> RandomStreams:
+        """New streams that continue exactly where those ``get_state`` described stood.
+
+        Everything is checked first (a TypeError for a wrong type, a ValueError for a wrong
+        value). A generator state for a backend that cannot run here is kept, unused, and
+        applied if that backend is used later, so saving again loses nothing.
+        """
+        where = "dparray.random.set_state"
+        if not isinstance(state, Mapping):
+            raise TypeError(f"{where}: state must be what get_state() returned (a mapping), "
+                            f"got {type(state).__name__}")
+        expected = {"seed", "spawned", "generators"}
+        if set(state) != expected:
+            raise ValueError(f"{where}: state must have the keys {sorted(expected)}, got "
+                             f"{sorted(map(str, state))}")
+        streams = cls(check_seed(state["seed"], where))
+        streams._spawned = check_int(state["spawned"], "spawned", where, minimum=0)
+        saved = state["generators"]
+        if not isinstance(saved, Mapping) or not all(isinstance(k, str) for k in saved):
+            raise TypeError(f"{where}: generators must map backend names to states, got "
+                            f"{type(saved).__name__}")
+        for name, generator_state in saved.items():
+            try:
+                backend = get_backend(name)
+            except (ValueError, TypeError, BackendUnavailableError):
+                streams._pending[name] = copy.deepcopy(generator_state)
+                continue
+            generator = backend.random(streams.seed)
+            setter = getattr(generator, "set_state", None)
+            if setter is None:
+                raise TypeError(f"{where}: the random generator of backend {name!r} "
+                                f"({type(generator).__name__}) has no set_state()")
+            setter(generator_state)
+            streams._generators[name] = generator
+        return streams
 
 
 _global = RandomStreams(DEFAULT_SEED)
@@ -77,6 +136,35 @@ def manual_seed(seed: int) -> None:
     """
     global _global
     streams = RandomStreams(seed)
+    if _override.get() is not None:
+        _override.set(streams)
+    else:
+        _global = streams
+
+
+def get_state() -> dict[str, Any]:
+    """The complete state of the current random streams (inside ``fork_rng``: the block's) as
+    plain JSON-able data: the seed, the count of seeds handed to DataParallel's chunks, and the
+    state of each backend's generator used so far. ``set_state`` restores it.
+
+    Examples:
+        >>> import dparray as dp
+        >>> dp.manual_seed(0)
+        >>> state = dp.random.get_state()
+        >>> first = dp.randn(3)
+        >>> dp.random.set_state(state)
+        >>> bool((dp.randn(3) == first).all())
+        True
+    """
+    return current_streams().get_state()
+
+
+def set_state(state: Mapping[str, Any]) -> None:
+    """Make the current random streams (inside ``fork_rng``: the block's) continue from
+    ``state``, what ``get_state`` returned, here or in another process: the same draws follow.
+    A state that is not one is refused (TypeError or ValueError) and nothing changes."""
+    global _global
+    streams = RandomStreams.from_state(state)
     if _override.get() is not None:
         _override.set(streams)
     else:

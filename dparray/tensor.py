@@ -22,6 +22,7 @@ from dparray.backend import Backend, get_backend
 if TYPE_CHECKING:
     from dparray.autograd import Function
     from dparray.gradients import Gradients
+    from dparray.ops.sorting import ValuesIndices
 
 _variable_order = itertools.count()
 
@@ -317,6 +318,51 @@ class Tensor:
     def __ge__(self, other: Any) -> Tensor:
         return _ops.greater_equal(self, other)
 
+    def __mod__(self, other: Any) -> Tensor:
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _ops.remainder(other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_divide(other, self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(other, self)
+
+    def __invert__(self) -> Tensor:
+        return _ops.bitwise_invert(self)
+
     # ------------------------------------------------------------------ methods mirroring ops
     def exp(self) -> Tensor:
         return _ops.exp(self)
@@ -387,6 +433,153 @@ class Tensor:
     def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
         return _ops.argmax(self, axis=axis, keepdims=keepdims)
 
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        return _ops.argmin(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.prod(self, axis=axis, keepdims=keepdims)
+
+    def std(self, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
+        return _ops.std(self, axis=axis, correction=correction, keepdims=keepdims)
+
+    def cumsum(self, axis: int | None = None) -> Tensor:
+        return _ops.cumsum(self, axis)
+
+    def cumprod(self, axis: int | None = None) -> Tensor:
+        return _ops.cumprod(self, axis)
+
+    def cummax(self, axis: int | None = None) -> ValuesIndices:
+        return _ops.cummax(self, axis)
+
+    def cummin(self, axis: int | None = None) -> ValuesIndices:
+        return _ops.cummin(self, axis)
+
+    def logcumsumexp(self, axis: int | None = None) -> Tensor:
+        return _ops.logcumsumexp(self, axis)
+
+    def sort(self, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+        return _ops.sort(self, axis=axis, descending=descending, stable=stable)
+
+    def argsort(self, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+        return _ops.argsort(self, axis=axis, descending=descending, stable=stable)
+
+    def topk(self, k: int, axis: int = -1, largest: bool = True,
+             sorted: bool = True) -> ValuesIndices:
+        return _ops.topk(self, k, axis=axis, largest=largest, sorted=sorted)
+
+    def sin(self) -> Tensor:
+        return _ops.sin(self)
+
+    def cos(self) -> Tensor:
+        return _ops.cos(self)
+
+    def tan(self) -> Tensor:
+        return _ops.tan(self)
+
+    def asin(self) -> Tensor:
+        return _ops.asin(self)
+
+    def acos(self) -> Tensor:
+        return _ops.acos(self)
+
+    def atan(self) -> Tensor:
+        return _ops.atan(self)
+
+    def sinh(self) -> Tensor:
+        return _ops.sinh(self)
+
+    def cosh(self) -> Tensor:
+        return _ops.cosh(self)
+
+    def asinh(self) -> Tensor:
+        return _ops.asinh(self)
+
+    def acosh(self) -> Tensor:
+        return _ops.acosh(self)
+
+    def atanh(self) -> Tensor:
+        return _ops.atanh(self)
+
+    def floor(self) -> Tensor:
+        return _ops.floor(self)
+
+    def ceil(self) -> Tensor:
+        return _ops.ceil(self)
+
+    def trunc(self) -> Tensor:
+        return _ops.trunc(self)
+
+    def sign(self) -> Tensor:
+        return _ops.sign(self)
+
+    def exp2(self) -> Tensor:
+        return _ops.exp2(self)
+
+    def expm1(self) -> Tensor:
+        return _ops.expm1(self)
+
+    def log2(self) -> Tensor:
+        return _ops.log2(self)
+
+    def log10(self) -> Tensor:
+        return _ops.log10(self)
+
+    def log1p(self) -> Tensor:
+        return _ops.log1p(self)
+
+    def rsqrt(self) -> Tensor:
+        return _ops.rsqrt(self)
+
+    def erf(self) -> Tensor:
+        return _ops.erf(self)
+
+    def isnan(self) -> Tensor:
+        return _ops.isnan(self)
+
+    def isinf(self) -> Tensor:
+        return _ops.isinf(self)
+
+    def isfinite(self) -> Tensor:
+        return _ops.isfinite(self)
+
+    def logical_not(self) -> Tensor:
+        return _ops.logical_not(self)
+
+    def round(self, decimals: int = 0) -> Tensor:
+        return _ops.round(self, decimals=decimals)
+
+    def atan2(self, other: Any) -> Tensor:
+        return _ops.atan2(self, other)
+
+    def logaddexp(self, other: Any) -> Tensor:
+        return _ops.logaddexp(self, other)
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        return _ops.lerp(self, end, weight)
+
+    def remainder(self, other: Any) -> Tensor:
+        return _ops.remainder(self, other)
+
+    def floor_divide(self, other: Any) -> Tensor:
+        return _ops.floor_divide(self, other)
+
+    def logical_and(self, other: Any) -> Tensor:
+        return _ops.logical_and(self, other)
+
+    def logical_or(self, other: Any) -> Tensor:
+        return _ops.logical_or(self, other)
+
+    def logical_xor(self, other: Any) -> Tensor:
+        return _ops.logical_xor(self, other)
+
+    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> Tensor:
+        return _ops.isclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+    def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        return _ops.allclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
     def reshape(self, *shape: Any) -> Tensor:
         return _ops.reshape(self, _shape_arg(shape))
 
@@ -427,6 +620,77 @@ class Tensor:
     def chunk(self, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
         return _ops.chunk(self, chunks, axis=axis)
 
+    # ------------------------------------------------- PyTorch conveniences, indexing, layout
+    def view(self, *shape: Any) -> Tensor:
+        """The same as ``reshape``: dparray never writes into an array, so a view and a copy
+        of a tensor cannot be told apart, and ``view`` works whatever the memory layout."""
+        return _ops.reshape(self, _shape_arg(shape))
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape as a tuple (PyTorch's ``torch.Size``), or the length of axis ``dim``."""
+        if dim is None:
+            return self.shape
+        return self.shape[_normalize_axis(dim, self.ndim, "size")]
+
+    def dim(self) -> int:
+        """The number of dimensions (``ndim``)."""
+        return self.ndim
+
+    def clone(self) -> Tensor:
+        """A differentiable copy (``dparray.clone``)."""
+        return _ops.clone(self)
+
+    def flip(self, axis: Any = None) -> Tensor:
+        return _ops.flip(self, axis)
+
+    def roll(self, shift: Any, axis: Any = None) -> Tensor:
+        return _ops.roll(self, shift, axis)
+
+    def tile(self, *repetitions: Any) -> Tensor:
+        return _ops.tile(self, _shape_arg(repetitions))
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """PyTorch's ``Tensor.repeat``: whole copies of the tensor, ``sizes[i]`` along axis
+        ``i`` (``dparray.tile``; not the array API's ``repeat``, which is
+        ``repeat_interleave``). ``sizes`` has at least as many entries as the tensor has axes."""
+        sizes = _shape_arg(sizes)
+        if len(sizes) < self.ndim:
+            raise ValueError(
+                f"repeat: {len(sizes)} sizes for a tensor of {self.ndim} dimensions; give at "
+                "least one per axis"
+            )
+        return _ops.tile(self, sizes)
+
+    def repeat_interleave(self, repeats: Any, axis: int | None = None) -> Tensor:
+        return _ops.repeat_interleave(self, repeats, axis)
+
+    def gather(self, axis: int, index: Any) -> Tensor:
+        return _ops.gather(self, axis, index)
+
+    def scatter(self, axis: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+        return _ops.scatter(self, axis, index, src, value=value)
+
+    def scatter_add(self, axis: int, index: Any, src: Tensor) -> Tensor:
+        return _ops.scatter_add(self, axis, index, src)
+
+    def index_select(self, axis: int, index: Any) -> Tensor:
+        return _ops.index_select(self, axis, index)
+
+    def masked_fill(self, mask: Tensor, value: Any) -> Tensor:
+        return _ops.masked_fill(self, mask, value)
+
+    def tril(self, k: int = 0) -> Tensor:
+        return _ops.tril(self, k)
+
+    def triu(self, k: int = 0) -> Tensor:
+        return _ops.triu(self, k)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+        return _ops.diagonal(self, offset, axis1, axis2)
+
+    def diag(self, offset: int = 0) -> Tensor:
+        return _ops.diag(self, offset)
+
     def matmul(self, other: Any) -> Tensor:
         return _ops.matmul(self, other)
 
@@ -454,3 +718,4 @@ _new_tensor = object.__new__
 # Imported last: both modules use Tensor, defined above.
 from dparray import autograd as _autograd  # noqa: E402
 from dparray import ops as _ops  # noqa: E402
+from dparray.ops._util import normalize_axis as _normalize_axis  # noqa: E402

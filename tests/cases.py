@@ -32,6 +32,14 @@ def draw(rng: np.random.Generator, shape: tuple[int, ...], domain: str) -> np.nd
         return (rng.permutation(n).astype(np.float64) * 0.1 - 0.05 * n).reshape(shape)
     if domain == "wide":
         return rng.uniform(-30.0, 30.0, shape)
+    if domain == "unit":  # inside (-1, 1), away from its ends: asin, acos, atanh
+        return rng.uniform(-0.9, 0.9, shape)
+    if domain == "above_one":  # acosh
+        return rng.uniform(1.2, 3.0, shape)
+    if domain == "with_zeros":  # every third element exactly 0: prod and cumprod at zeros
+        x = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+        x.reshape(-1)[::3] = 0.0
+        return x
     raise ValueError(domain)
 
 
@@ -77,6 +85,15 @@ def _softplus(x: np.ndarray, beta: float) -> np.ndarray:
     return np.array([math.log1p(math.exp(beta * v)) / beta for v in x.ravel()]).reshape(x.shape)
 
 
+def _topk(x: np.ndarray, k: int, axis: int, largest: bool = True) -> np.ndarray:
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    return np.take_along_axis(x, np.take(order, np.arange(k), axis=axis), axis=axis)
+
+
+def _lerp(start: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    return start + weight * (end - start)
+
+
 ARITHMETIC = [
     Case("add_broadcast", lambda a, b: a + b, [(3, 4), (4,)], np.add),
     Case("add_both_broadcast", lambda a, b: a + b, [(2, 1, 3), (4, 1)], np.add),
@@ -92,6 +109,16 @@ ARITHMETIC = [
     Case("pow_tensor", lambda a, b: a**b, [(2, 3), (3,)], np.power, ["positive", "normal"]),
     Case("rpow_scalar", lambda a: 2.0**a, [(4,)], lambda a: 2.0**a),
     Case("neg", lambda a: -a, [(3, 2)], np.negative),
+    Case("remainder", lambda a, b: a % b, [(3, 4), (4,)], np.remainder, ["normal", "positive"]),
+    Case("remainder_negative_divisor", lambda a, b: a % -b, [(3, 4), (3, 1)],
+         lambda a, b: np.remainder(a, -b), ["normal", "positive"]),
+    Case("rremainder_scalar", lambda b: 2.5 % b, [(5,)], lambda b: np.remainder(2.5, b),
+         ["positive"]),
+    Case("floor_divide", lambda a, b: a // b, [(3, 4), (4,)], np.floor_divide,
+         ["normal", "positive"]),
+    Case("lerp_scalar_weight", lambda a, b: dp.lerp(a, b, 0.3), [(3, 4), (4,)],
+         lambda a, b: _lerp(a, b, 0.3)),
+    Case("lerp_tensor_weight", dp.lerp, [(3, 4), (3, 4), (3, 4)], _lerp),
 ]
 
 LINALG = [
@@ -104,6 +131,46 @@ LINALG = [
     Case("matmul_batch_broadcast", dp.matmul, [(2, 3, 4), (1, 4, 2)], np.matmul),
     Case("matmul_batched_vec", dp.matmul, [(2, 3, 4), (4,)], np.matmul),
     Case("matmul_vec_batched", dp.matmul, [(4,), (2, 4, 3)], np.matmul),
+]
+
+TRIGONOMETRIC = [
+    Case("sin", dp.sin, [(3, 4)], np.sin),
+    Case("cos", dp.cos, [(3, 4)], np.cos),
+    Case("tan", dp.tan, [(3, 4)], np.tan, ["unit"]),
+    Case("asin", dp.asin, [(3, 4)], np.arcsin, ["unit"]),
+    Case("acos", dp.acos, [(3, 4)], np.arccos, ["unit"]),
+    Case("atan", dp.atan, [(3, 4)], np.arctan),
+    Case("atan2", dp.atan2, [(3, 4), (4,)], np.arctan2, ["away", "away"]),
+    Case("sinh", dp.sinh, [(3, 4)], np.sinh),
+    Case("cosh", dp.cosh, [(3, 4)], np.cosh),
+    Case("asinh", dp.asinh, [(3, 4)], np.arcsinh),
+    Case("acosh", dp.acosh, [(3, 4)], np.arccosh, ["above_one"]),
+    Case("atanh", dp.atanh, [(3, 4)], np.arctanh, ["unit"]),
+    Case("sin_noncontiguous", lambda x: x.sin(), [(3, 4)], np.sin, noncontiguous=True),
+]
+
+ROUNDING = [  # gradient 0: normal inputs are almost surely away from the jumps
+    Case("floor", dp.floor, [(3, 4)], np.floor),
+    Case("ceil", dp.ceil, [(3, 4)], np.ceil),
+    Case("round", dp.round, [(3, 4)], np.round),
+    Case("round_decimals", lambda x: x.round(decimals=1), [(3, 4)],
+         lambda x: np.round(x * 10.0) / 10.0),
+    Case("round_negative_decimals", lambda x: (x * 100.0).round(decimals=-1), [(3, 4)],
+         lambda x: np.round(x * 100.0 / 10.0) * 10.0),
+    Case("trunc", dp.trunc, [(3, 4)], np.trunc),
+    Case("sign", dp.sign, [(3, 4)], np.sign, ["away"]),
+]
+
+EXPONENTIAL = [
+    Case("exp2", dp.exp2, [(3, 4)], np.exp2),
+    Case("expm1", dp.expm1, [(3, 4)], np.expm1),
+    Case("log2", dp.log2, [(3, 4)], np.log2, ["positive"]),
+    Case("log10", dp.log10, [(3, 4)], np.log10, ["positive"]),
+    Case("log1p", dp.log1p, [(3, 4)], np.log1p, ["positive"]),
+    Case("rsqrt", dp.rsqrt, [(3, 4)], lambda x: 1.0 / np.sqrt(x), ["positive"]),
+    Case("erf", dp.erf, [(3, 4)], _erf),
+    Case("logaddexp", dp.logaddexp, [(3, 4), (4,)], np.logaddexp),
+    Case("logaddexp_wide", dp.logaddexp, [(6,), (6,)], np.logaddexp, ["wide", "wide"]),
 ]
 
 ELEMENTWISE = [
@@ -155,6 +222,41 @@ REDUCTIONS = [
     Case("softmax", dp.softmax, [(3, 4)], lambda x: _softmax(x, -1)),
     Case("softmax_axis0", lambda x: x.softmax(axis=0), [(3, 4)], lambda x: _softmax(x, 0)),
     Case("log_softmax", dp.log_softmax, [(3, 4)], lambda x: np.log(_softmax(x, -1))),
+    Case("prod_all", dp.prod, [(3, 4)], np.prod),
+    Case("prod_axis_with_zeros", lambda x: x.prod(axis=1), [(4, 3)], lambda x: x.prod(axis=1),
+         ["with_zeros"]),
+    Case("prod_two_zeros_keepdims", lambda x: x.prod(axis=0, keepdims=True), [(6, 2)],
+         lambda x: x.prod(axis=0, keepdims=True), ["with_zeros"]),
+    Case("std_all", dp.std, [(3, 4)], np.std),
+    Case("std_axis_corrected", lambda x: x.std(axis=0, correction=1), [(3, 4)],
+         lambda x: x.std(axis=0, ddof=1)),
+]
+
+SCANS = [
+    Case("cumsum", lambda x: x.cumsum(1), [(3, 4)], lambda x: np.cumsum(x, axis=1)),
+    Case("cumsum_1d_no_axis", dp.cumsum, [(5,)], np.cumsum),
+    Case("cumsum_axis0_noncontiguous", lambda x: dp.cumsum(x, axis=0), [(3, 4)],
+         lambda x: np.cumsum(x, axis=0), noncontiguous=True),
+    Case("cumprod", lambda x: x.cumprod(-1), [(3, 4)], lambda x: np.cumprod(x, axis=-1)),
+    Case("cumprod_with_zeros", lambda x: dp.cumprod(x, axis=1), [(3, 5)],
+         lambda x: np.cumprod(x, axis=1), ["with_zeros"]),
+    Case("cummax", lambda x: dp.cummax(x, axis=1).values, [(3, 5)],
+         lambda x: np.maximum.accumulate(x, axis=1), ["distinct"]),
+    Case("cummin_axis0", lambda x: x.cummin(0).values, [(4, 3)],
+         lambda x: np.minimum.accumulate(x, axis=0), ["distinct"]),
+    Case("logcumsumexp", lambda x: dp.logcumsumexp(x, axis=1), [(3, 5)],
+         lambda x: np.logaddexp.accumulate(x, axis=1)),
+    Case("logcumsumexp_wide", dp.logcumsumexp, [(8,)], np.logaddexp.accumulate, ["wide"]),
+]
+
+SORTING = [
+    Case("sort", dp.sort, [(3, 5)], lambda x: np.sort(x, axis=-1), ["distinct"]),
+    Case("sort_descending_axis0", lambda x: x.sort(axis=0, descending=True), [(4, 3)],
+         lambda x: -np.sort(-x, axis=0), ["distinct"]),
+    Case("topk", lambda x: dp.topk(x, 2).values, [(3, 5)], lambda x: _topk(x, 2, -1),
+         ["distinct"]),
+    Case("topk_smallest_axis0", lambda x: x.topk(3, axis=0, largest=False).values, [(4, 3)],
+         lambda x: _topk(x, 3, 0, largest=False), ["distinct"]),
 ]
 
 SHAPE = [
@@ -192,4 +294,103 @@ SHAPE = [
          lambda x: np.stack([x[2:], x[:2]])),
 ]
 
-ALL_CASES = ARITHMETIC + LINALG + ELEMENTWISE + REDUCTIONS + SHAPE
+ALL_CASES = (ARITHMETIC + LINALG + TRIGONOMETRIC + ROUNDING + EXPONENTIAL + ELEMENTWISE
+             + REDUCTIONS + SCANS + SORTING + SHAPE)
+
+
+@dataclass
+class ConstantCase:
+    """An op with a constant result (integer, bool), on fixed inputs, against NumPy exactly."""
+
+    name: str
+    function: Callable[..., Any]
+    inputs: list[Any]
+    reference: Callable[..., Any]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_INTS = np.array([7, -7, 5, -5, 0, 12])
+_DIVISORS = np.array([3, 3, -3, -3, 2, 5])
+_SMALL = np.array([0, 1, 2, 3, 62, 5])
+_MASK = np.array([True, False, True, False, True, True])
+_OTHER_MASK = np.array([True, True, False, False, True, False])
+_SPECIAL = np.array([1.5, np.nan, np.inf, -np.inf, 0.0, -2.0])
+
+CONSTANT_CASES = [
+    ConstantCase("remainder_int", lambda a, b: a % b, [_INTS, _DIVISORS], np.remainder),
+    ConstantCase("remainder_int_scalar", lambda a: a % 4, [_INTS], lambda a: a % 4),
+    ConstantCase("rremainder_int", lambda b: 17 % b, [_DIVISORS], lambda b: 17 % b),
+    ConstantCase("floor_divide_int", lambda a, b: a // b, [_INTS, _DIVISORS], np.floor_divide),
+    ConstantCase("rfloor_divide_int", lambda b: -17 // b, [_DIVISORS], lambda b: -17 // b),
+    ConstantCase("add_int", lambda a, b: a + b, [_INTS, _DIVISORS], np.add),
+    ConstantCase("mul_int_scalar", lambda a: a * 3, [_INTS], lambda a: a * 3),
+    ConstantCase("pow_int", lambda a: a**2, [_INTS], lambda a: a**2),
+    ConstantCase("rpow_int", lambda b: 2**b, [_SMALL[:4]], lambda b: 2**b),
+    ConstantCase("pow_int_tensors", lambda a, b: a**b, [_SMALL, _SMALL[::-1].copy() % 4],
+                 np.power),
+    ConstantCase("rpow_zero_int", lambda b: 0**b, [_SMALL], lambda b: 0**b),
+    ConstantCase("and_int", lambda a, b: a & b, [_INTS, _SMALL], np.bitwise_and),
+    ConstantCase("or_int", lambda a, b: a | b, [_INTS, _SMALL], np.bitwise_or),
+    ConstantCase("xor_int", lambda a, b: a ^ b, [_INTS, _SMALL], np.bitwise_xor),
+    ConstantCase("rand_int_scalar", lambda a: 6 & a, [_INTS], lambda a: 6 & a),
+    ConstantCase("ror_int_scalar", lambda a: 6 | a, [_INTS], lambda a: 6 | a),
+    ConstantCase("rxor_int_scalar", lambda a: 6 ^ a, [_INTS], lambda a: 6 ^ a),
+    ConstantCase("invert_int", lambda a: ~a, [_INTS], np.invert),
+    ConstantCase("left_shift", lambda a, b: a << b, [_INTS, np.array([0, 1, 2, 3, 1, 2])],
+                 np.left_shift),
+    ConstantCase("right_shift", lambda a: a >> 1, [_INTS], lambda a: a >> 1),
+    ConstantCase("rlshift", lambda b: 1 << b, [_SMALL[:4]], lambda b: 1 << b),
+    ConstantCase("rrshift", lambda b: -64 >> b, [_SMALL[:4]], lambda b: -64 >> b),
+    ConstantCase("and_bool", lambda a, b: a & b, [_MASK, _OTHER_MASK], np.logical_and),
+    ConstantCase("or_bool_scalar", lambda a: a | False, [_MASK], lambda a: a),
+    ConstantCase("rxor_bool", lambda a: True ^ a, [_MASK], np.logical_not),
+    ConstantCase("invert_bool", lambda a: ~a, [_MASK], np.logical_not),
+    ConstantCase("logical_and", dp.logical_and, [_MASK, _OTHER_MASK], np.logical_and),
+    ConstantCase("logical_or_numbers", dp.logical_or, [_INTS, _SMALL], np.logical_or),
+    ConstantCase("logical_xor_floats", lambda a: a.logical_xor(a > 0), [_SPECIAL],
+                 lambda a: np.logical_xor(a != 0, a > 0)),
+    ConstantCase("logical_not_ints", dp.logical_not, [_INTS], np.logical_not),
+    ConstantCase("isnan", dp.isnan, [_SPECIAL], np.isnan),
+    ConstantCase("isinf", lambda x: x.isinf(), [_SPECIAL], np.isinf),
+    ConstantCase("isfinite", dp.isfinite, [_SPECIAL], np.isfinite),
+    ConstantCase("isnan_int", dp.isnan, [_INTS], np.isnan),
+    ConstantCase("isfinite_bool", dp.isfinite, [_MASK], lambda m: np.ones(m.shape, bool)),
+    ConstantCase("isclose", dp.isclose, [_SPECIAL, _SPECIAL + np.array([0, 0, 0, 0, 1e-9, 1e-4])],
+                 np.isclose),
+    ConstantCase("isclose_infinities", dp.isclose, [_SPECIAL, _SPECIAL[::-1].copy()],
+                 np.isclose),
+    ConstantCase("isclose_equal_nan_tolerances",
+                 lambda a, b: a.isclose(b, rtol=0.1, atol=0.0, equal_nan=True),
+                 [_SPECIAL, _SPECIAL * 1.05],
+                 lambda a, b: np.isclose(a, b, rtol=0.1, atol=0.0, equal_nan=True)),
+    ConstantCase("isclose_int", dp.isclose, [_INTS, _DIVISORS], np.isclose),
+    ConstantCase("less_int_float_scalar", lambda a: a < 2.5, [_INTS], lambda a: a < 2.5),
+    ConstantCase("argmin", lambda x: x.argmin(), [_INTS.reshape(2, 3)], np.argmin),
+    ConstantCase("argmin_axis", lambda x: dp.argmin(x, axis=0), [_INTS.reshape(2, 3)],
+                 lambda x: np.argmin(x, axis=0)),
+    ConstantCase("argmin_keepdims", lambda x: x.argmin(axis=1, keepdims=True),
+                 [_INTS.reshape(2, 3)], lambda x: np.argmin(x, axis=1, keepdims=True)),
+    ConstantCase("argmax_all_keepdims", lambda x: x.argmax(keepdims=True),
+                 [_INTS.reshape(2, 3)], lambda x: np.argmax(x, keepdims=True)),
+    ConstantCase("argsort", dp.argsort, [_INTS], lambda x: np.argsort(x, kind="stable")),
+    ConstantCase("argsort_descending_stable", lambda x: x.argsort(descending=True),
+                 [np.array([2, 1, 2, 3, 1, 2])], lambda x: np.array([3, 0, 2, 5, 1, 4])),
+    ConstantCase("sort_int", lambda x: x.sort(), [_INTS], np.sort),
+    ConstantCase("cumsum_int", dp.cumsum, [_INTS], np.cumsum),
+    ConstantCase("cumsum_bool_counts", lambda m: m.cumsum(0), [_MASK],
+                 lambda m: np.cumsum(m.astype(np.int64))),
+    ConstantCase("sum_bool_counts", lambda m: m.sum(), [_MASK],
+                 lambda m: np.sum(m.astype(np.int64))),
+    ConstantCase("cumprod_int", dp.cumprod, [_DIVISORS], np.cumprod),
+    ConstantCase("prod_int", dp.prod, [_DIVISORS], np.prod),
+    ConstantCase("cummax_int_indices", lambda x: dp.cummax(x).indices,
+                 [np.array([1, 3, 3, 2, 5, 5])], lambda x: np.array([0, 1, 2, 2, 4, 5])),
+    ConstantCase("floor_int", dp.floor, [_INTS], lambda x: x),
+    ConstantCase("round_int", lambda x: x.round(decimals=2), [_INTS], lambda x: x),
+    ConstantCase("sign_int", dp.sign, [_INTS], np.sign),
+    ConstantCase("abs_int", dp.abs, [_INTS], np.abs),
+    ConstantCase("relu_int", dp.relu, [_INTS], lambda x: np.maximum(x, 0)),
+    ConstantCase("clip_int", lambda x: x.clip(-5, 6), [_INTS], lambda x: np.clip(x, -5, 6)),
+]

@@ -6,11 +6,14 @@ skipped only where this machine has no CUDA device.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import settings
 
 import dparray as dp
+from dparray.kernels import kernels_enabled, reference_only
 
 collect_ignore = ["data", "mpi"]  # fixtures, and scripts run by other tests (PyTorch, mpiexec)
 
@@ -31,6 +34,18 @@ def backend(request):
         yield chosen
 
 
+@pytest.fixture(params=["kernels", "reference"])
+def kernels(request):
+    """Run the test with the backend's kernel table, and again with the array-API
+    references only (``dparray.kernels.reference_only``)."""
+    if request.param == "reference":
+        with reference_only():
+            yield request.param
+    else:
+        with kernels_enabled():
+            yield request.param
+
+
 @pytest.fixture
 def rng():
     """A NumPy generator for test data, seeded per test so failures repeat."""
@@ -40,3 +55,19 @@ def rng():
 def to_tensor(array, requires_grad=False, backend=None):
     """A dparray tensor with exactly the values and dtype of a NumPy array."""
     return dp.tensor(np.asarray(array), requires_grad=requires_grad, backend=backend)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per skip reason ("376 tests skipped: needs CuPy and a CUDA device") in place
+    of a line per skipped test, which ``-rfE`` no longer prints."""
+    reasons = Counter(_skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
+    for reason, count in sorted(reasons.items(), key=lambda item: (-item[1], item[0])):
+        tests = "test" if count == 1 else "tests"
+        terminalreporter.write_line(f"{count} {tests} skipped: {reason}")
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    return "no reason given" if reason in ("", "Skipped") else reason

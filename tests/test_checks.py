@@ -40,6 +40,15 @@ def test_check_number_refuses_nan_and_inf(value):
         checks.check_number(value, "lr", "SGD")
 
 
+def test_check_number_refuses_bools_and_overflowing_ints():
+    with pytest.raises(TypeError, match="lr must be a number, got True"):
+        checks.check_number(True, "lr", "SGD")
+    with pytest.raises(TypeError, match="lr must be a number"):
+        checks.check_number(np.bool_(True), "lr", "SGD")
+    with pytest.raises(ValueError, match="lr must be a finite number"):
+        checks.check_number(2**2000, "lr", "SGD")
+
+
 def test_check_number_bounds_and_types():
     assert checks.check_number(np.float32(0.5), "p", "f") == 0.5
     assert checks.check_number(math.inf, "x", "f", finite=False) == math.inf

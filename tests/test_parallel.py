@@ -262,8 +262,12 @@ def test_several_failing_chunks_are_all_reported(backend):
 
 
 def test_bad_arguments_are_refused_before_any_work(backend):
-    with pytest.raises(ValueError, match="num_workers must be an int >= 1, got 0"):
+    with pytest.raises(ValueError, match="num_workers must be at least 1, got 0"):
         dp.DataParallel(nn.Identity(), 0)
+    with pytest.raises(TypeError, match=r"num_workers must be an int, got 2\.0"):
+        dp.DataParallel(nn.Identity(), 2.0)
+    with pytest.raises(TypeError, match="replicate must be a collection of keyword names"):
+        dp.DataParallel(nn.Identity(), 2, replicate="mask")
     with pytest.raises(TypeError, match="wraps a Module"):
         dp.DataParallel(lambda x: x, 2)
     with pytest.raises(ValueError, match="execution must be one of"):
@@ -329,29 +333,43 @@ def test_copies(backend):
         assert deep(dp.ones(4, 2)).shape == (4, 2)
 
 
-def test_auto_runs_small_work_inline_and_large_work_on_threads(backend, rng):
-    small = nn.Sequential(nn.Linear(4, 4, dtype=F64), nn.Tanh())
-    model = dp.DataParallel(small, 2)
-    x = to_tensor(rng.standard_normal((6, 4)))
-    expected = small(x).numpy()
-    for _ in range(3):
-        np.testing.assert_array_equal(model(x).numpy(), expected)  # one call: bitwise equal
-    assert list(model._decisions.values()) == ["inline"]
-    large = nn.Sequential(nn.Linear(256, 512, dtype=F64), nn.Tanh())
-    model = dp.DataParallel(large, 2)
-    x = to_tensor(rng.standard_normal((1000, 256)))  # 500 x 512 = 256k elements per op
-    np.testing.assert_allclose(model(x).numpy(), large(x).numpy(), rtol=1e-12)
-    assert list(model._decisions.values()) == ["threads"]
-    model(x)
+class Sleeps(nn.Module):
+    """Waits (releasing the GIL) in proportion to its rows: threads halve the wait."""
+
+    def forward(self, x):
+        time.sleep(0.004 * x.shape[0])
+        return x * 2.0
+
+
+class Spins(nn.Module):
+    """Holds the GIL for a fixed time per call: chunks on threads only add calls."""
+
+    def forward(self, x):
+        end = time.perf_counter() + 0.01
+        while time.perf_counter() < end:
+            pass
+        return x * 2.0
+
+
+@pytest.mark.parametrize(("module", "winner"), [(Sleeps, "threads"), (Spins, "whole")])
+def test_auto_measures_and_keeps_the_faster_execution(module, winner, backend):
+    model = dp.DataParallel(module(), 2)
+    x = dp.ones(8, 3)
+    seen = []
+    for _ in range(12):
+        np.testing.assert_array_equal(model(x).numpy(), 2.0 * np.ones((8, 3)))
+        seen.append(model.last_execution)
+    assert set(seen[:8]) == {"threads", "whole"}  # measuring: both tried, alternately
+    assert seen[8:] == [winner] * 4
     with dp.no_grad():
-        model(x)  # another signature: probed again
-    assert list(model._decisions.values()) == ["threads", "threads"]
+        model(x)
+    assert model.last_execution == "threads"  # a new signature is measured afresh
 
 
 def test_auto_keeps_chunks_when_layers_couple_the_rows(backend, rng):
     norm = nn.BatchNorm1d(2, dtype=F64)
     x = rng.standard_normal((6, 2))
-    out = dp.DataParallel(norm, 2)(to_tensor(x)).numpy()  # probe: small work, chunked inline
+    out = dp.DataParallel(norm, 2, execution="inline")(to_tensor(x)).numpy()  # chunked inline
     first = x[:3]
     np.testing.assert_allclose(out[:3], (first - first.mean(0)) / np.sqrt(first.var(0) + 1e-5),
                                rtol=1e-10)

@@ -9,7 +9,7 @@ CASES = load_cases("core")
 
 
 @pytest.mark.parametrize("case", CASES, ids=repr)
-def test_outputs_and_gradients_match_pytorch(case, backend):
+def test_outputs_and_gradients_match_pytorch(case, backend, kernels):
     check(case)
 
 

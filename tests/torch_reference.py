@@ -61,9 +61,24 @@ def load_cases(family: str) -> list[ReferenceCase]:
 
 def construct(case: ReferenceCase) -> dp.nn.Module:
     """A new dparray layer of ``case``'s kind and arguments, float64 if it has parameters."""
-    layer = getattr(dp.nn, case.layer)
+    return _layer(case, case.layer, case.kwargs)
+
+
+def _layer(case: ReferenceCase, name: str, arguments: dict[str, Any]) -> dp.nn.Module:
+    layer = getattr(dp.nn, name)
+    kwargs = {key: _argument(case, value) for key, value in arguments.items()}
     takes_dtype = "dtype" in inspect.signature(layer).parameters
-    return layer(**case.kwargs, dtype="float64") if takes_dtype else layer(**case.kwargs)
+    return layer(**kwargs, dtype="float64") if takes_dtype else layer(**kwargs)
+
+
+def _argument(case: ReferenceCase, value: Any) -> Any:
+    """A constructor argument: a tensor (``{"tensor": key}``), a layer built as the case's own
+    (``{"layer": name, "kwargs": {...}}``: a Transformer's encoder layer), or the value."""
+    if isinstance(value, dict) and "tensor" in value:
+        return dp.tensor(case.arrays[value["tensor"]])
+    if isinstance(value, dict) and "layer" in value:
+        return _layer(case, value["layer"], value["kwargs"])
+    return value
 
 
 def build(case: ReferenceCase) -> dp.nn.Module:

@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from dparray._system import available_cores
+from dparray.benchmarks import WORKLOADS
 from dparray.cli import bench, demo, info
 
 
@@ -31,8 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder for the weights and the plot (default: dparray-demo)")
     timing = commands.add_parser("bench", help="a quick DataParallel ratio table (< 1 min)",
                                  description=bench.__doc__)
-    timing.add_argument("--workloads", default="W1,W2,W3,W4",
-                        help="comma-separated subset of W1,W2,W3,W4 (default: all)")
+    names = ",".join(WORKLOADS)
+    timing.add_argument("--workloads", default=names,
+                        help=f"comma-separated subset of {names} (default: all)")
     timing.add_argument("--rounds", type=int, default=3, help="timed rounds (default: 3)")
     return parser
 

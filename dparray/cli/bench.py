@@ -1,4 +1,4 @@
-"""A quick run of the DataParallel workloads (W1-W4): one Adam step of each, unwrapped and with
+"""A quick run of the DataParallel workloads (W1-W6): one Adam step of each, unwrapped and with
 DataParallel at 2 and at every core's worth of workers, timed round-robin in one process;
 prints the medians and the ratios. Well under a minute; ``make bench`` runs the full suite."""
 

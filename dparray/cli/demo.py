@@ -10,7 +10,9 @@ and ends with the time per epoch with 1 worker and with N workers. Needs the ``d
 from __future__ import annotations
 
 import copy
+import io
 import os
+import secrets
 import statistics
 import time
 from collections.abc import Callable
@@ -19,6 +21,7 @@ from typing import Any
 
 import dparray as dp
 from dparray import nn, optim
+from dparray.io import write_atomically
 from dparray.nn import functional as F
 
 BATCH_SIZE = 128
@@ -53,7 +56,9 @@ def run(backend: str, workers: int, epochs: int, seed: int, out: str) -> int:
         history = train_model(wrapped, train, test, epochs, progress)
         accuracy = history.test_accuracy[-1]
         weights = os.path.join(out, "digits_mlp.safetensors")
-        dp.save(model.state_dict(), weights, metadata={"test_accuracy": f"{accuracy:.4f}"})
+        # follow_symlinks=False: a link planted in --out is replaced, never written through
+        dp.save(model.state_dict(), weights, metadata={"test_accuracy": f"{accuracy:.4f}"},
+                follow_symlinks=False)
         figure = os.path.join(out, "training_curves.png")
         plot(history, figure, plotting)
         print(f"test accuracy: {accuracy:.2%}")
@@ -142,8 +147,10 @@ def plot(history: History, path: str, pyplot: Any) -> None:
     for axes in (left, right):
         axes.xaxis.get_major_locator().set_params(integer=True)
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    png = io.BytesIO()
+    figure.savefig(png, format="png", dpi=100)
     pyplot.close(figure)
+    write_atomically(path, png.getvalue(), follow_symlinks=False)  # never through a link
 
 
 def _speed_table(model: nn.Module, wrapped: dp.DataParallel, train: Split, workers: int,
@@ -164,9 +171,10 @@ def _speed_table(model: nn.Module, wrapped: dp.DataParallel, train: Split, worke
 def _check_writable(out: str) -> None:
     try:
         os.makedirs(out, exist_ok=True)
-        probe = os.path.join(out, ".dparray-write-test")
-        with open(probe, "w") as file:
-            file.write("")
+        # a fresh random name, created exclusively: never a file (or link) already there
+        probe = os.path.join(out, f".dparray-write-test.{secrets.token_hex(8)}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        os.close(os.open(probe, flags, 0o600))
         os.remove(probe)
     except OSError as error:
         raise OSError(f"cannot write to --out {out!r}: {error.strerror or error}") from None

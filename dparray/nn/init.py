@@ -23,6 +23,17 @@ def fan_in_uniform(shape: tuple[int, ...], fan_in: int, dtype: Any = None) -> Te
     return uniform(shape, 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0, dtype)
 
 
+def xavier_uniform(shape: tuple[int, ...], dtype: Any = None, gain: float = 1.0) -> Tensor:
+    """``U(-b, b)`` with ``b = gain * sqrt(6 / (fan_in + fan_out))`` for a weight of shape
+    ``(out, in, *kernel)``: PyTorch's ``xavier_uniform_`` (Glorot), which its attention layers
+    give their input projections."""
+    receptive = math.prod(shape[2:])
+    fan_in = shape[1] * receptive if len(shape) > 1 else shape[0]
+    fan_out = shape[0] * receptive
+    total = fan_in + fan_out
+    return uniform(shape, gain * math.sqrt(6.0 / total) if total > 0 else 0.0, dtype)
+
+
 def normal(shape: tuple[int, ...], dtype: Any = None) -> Tensor:
     """A trainable tensor of standard normal samples."""
     return Parameter(creation.randn(shape, dtype=dtype))

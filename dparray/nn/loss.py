@@ -1,16 +1,19 @@
 """Losses, as functions (PyTorch's names and arguments) and as modules.
 
-All are built from differentiable ops, so their gradients need no code of their own; the
-log-probabilities come from ``log_softmax`` (max-shifted), and the logistic loss from the
-overflow-free ``softplus``. ``reduction`` is ``"mean"`` (default), ``"sum"`` or ``"none"``.
+Cross-entropy and NLL are single fused graph nodes (``dparray.ops.cross_entropy``), so a
+masked logit of ``-inf`` costs nothing and their backward is one closed form; the others are
+built from differentiable ops (the logistic loss from the overflow-free ``softplus``).
+``reduction`` is ``"mean"`` (default), ``"sum"`` or ``"none"``. Class weights are buffers of
+the loss modules, as in PyTorch, so they appear in state dicts under PyTorch's names.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from dparray import ops
+from dparray._checks import check_int, check_number, check_tensor
+from dparray.kernels import resolve
 from dparray.nn.module import Module
+from dparray.ops.cross_entropy import NLL, CrossEntropy, SoftCrossEntropy
 from dparray.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -31,43 +34,111 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce((input - target).abs(), reduction)
 
 
-def nll_loss(input: Tensor, target: Tensor, ignore_index: int = -100,
-             reduction: str = "mean") -> Tensor:
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
+             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``
-    of shape ``(N, C)`` or ``(N, C, d1, ...)``; targets equal to ``ignore_index`` count for
-    nothing (and not in the mean's denominator)."""
+    of shape ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``; one graph node.
+
+    ``weight`` (``(C,)``) weighs each class; targets equal to ``ignore_index`` count for
+    nothing (nor in the mean's denominator, which is the sum of the kept rows' weights).
+    """
     _check_reduction(reduction)
-    log_probs, classes, keep = _class_layout("nll_loss", input, target, ignore_index)
-    return _reduce_kept(-_picked(log_probs, classes), keep, reduction)
+    rows, indices, weights, shape = _class_rows("nll_loss", input, target, weight, ignore_index)
+    op = resolve(input.backend, "nll_loss", NLL)(ignore_index, reduction)
+    return _unrows(op(rows, indices, weights), shape, reduction)
 
 
-def cross_entropy(input: Tensor, target: Tensor, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """Cross-entropy between logits ``input`` (``(N, C)`` or ``(N, C, d1, ...)``) and either
-    class indices (an integer ``target`` without the class axis) or class probabilities (a
-    floating ``target`` of ``input``'s shape). ``label_smoothing`` mixes the target with the
-    uniform distribution, as PyTorch does."""
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
+                  ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy between logits ``input`` (``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``)
+    and either class indices (an integer ``target`` without the class axis) or class
+    probabilities (a floating ``target`` of ``input``'s shape); one graph node that fuses
+    log-softmax with the pick of the target.
+
+    ``weight`` (``(C,)``) weighs each class; ``ignore_index`` drops rows with that target;
+    ``label_smoothing`` mixes the target with the uniform distribution -- all as in PyTorch.
+
+    Examples:
+        >>> import dparray as dp
+        >>> logits = dp.tensor([[0.0, float("-inf"), 1.0]])
+        >>> round(dp.nn.functional.cross_entropy(logits, dp.tensor([0])).item(), 4)
+        1.3133
+    """
+    where = "cross_entropy"
     _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    if input.ndim < 1:
-        raise ValueError("cross_entropy: input needs a class axis, got a 0-d tensor")
-    class_axis = 1 if input.ndim > 1 else 0
-    log_probs = ops.log_softmax(input, axis=class_axis)
+    smoothing = check_number(label_smoothing, "label_smoothing", where, minimum=0.0,
+                             maximum=1.0)
+    check_tensor(input, "input", where)
+    check_tensor(target, "target", where)
     if target.dtype.is_floating:
         if target.shape != input.shape:
-            raise ValueError(
-                f"cross_entropy: probability targets need the input's shape {input.shape}, got "
-                f"{target.shape}"
-            )
-        classes = input.shape[class_axis]
-        smoothed = target * (1.0 - label_smoothing) + label_smoothing / classes
-        return _reduce(-(log_probs * smoothed).sum(axis=class_axis), reduction)
-    log_probs, indices, keep = _class_layout("cross_entropy", log_probs, target, ignore_index)
-    loss = -_picked(log_probs, indices) * (1.0 - label_smoothing)
-    if label_smoothing:
-        loss = loss - log_probs.mean(axis=-1) * label_smoothing
-    return _reduce_kept(loss, keep, reduction)
+            raise ValueError(f"{where}: probability targets need the input's shape "
+                             f"{input.shape}, got {target.shape}")
+        rows, shape = _rows(where, input)
+        targets, _ = _rows(where, target)
+        weights = _class_weight(where, weight, input)
+        soft = resolve(input.backend, "soft_cross_entropy", SoftCrossEntropy)(reduction,
+                                                                             smoothing)
+        return _unrows(soft(rows, targets, weights), shape, reduction)
+    rows, indices, weights, shape = _class_rows(where, input, target, weight, ignore_index)
+    op = resolve(input.backend, "cross_entropy", CrossEntropy)(ignore_index, reduction,
+                                                               smoothing)
+    return _unrows(op(rows, indices, weights), shape, reduction)
+
+
+def _rows(where: str, scores: Tensor) -> tuple[Tensor, tuple[int, ...]]:
+    """``scores`` as ``(M, C)`` rows, class axis last, and the shape of one loss per row."""
+    if scores.ndim < 1:
+        raise ValueError(f"{where}: input needs a class axis, got a 0-d tensor")
+    if scores.ndim == 1:
+        return scores.reshape(1, -1), ()
+    shape = (scores.shape[0], *scores.shape[2:])
+    if scores.ndim > 2:
+        scores = scores.permute(0, *range(2, scores.ndim), 1)
+    return scores.reshape(-1, scores.shape[-1]), shape
+
+
+def _unrows(loss: Tensor, shape: tuple[int, ...], reduction: str) -> Tensor:
+    return loss.reshape(shape) if reduction == "none" else loss
+
+
+def _class_weight(where: str, weight: Tensor | None, scores: Tensor) -> Tensor | None:
+    if weight is None:
+        return None
+    check_tensor(weight, "weight", where)
+    classes = scores.shape[1] if scores.ndim > 1 else scores.shape[0]
+    if weight.shape != (classes,) or not weight.dtype.is_floating:
+        raise ValueError(f"{where}: weight must be a floating tensor of shape ({classes},), got "
+                         f"{weight.dtype.name} of shape {weight.shape}")
+    return weight.detach()  # class weights are constants, as in PyTorch
+
+
+def _class_rows(where: str, scores: Tensor, target: Tensor, weight: Tensor | None,
+                ignore_index: int) -> tuple[Tensor, Tensor, Tensor | None, tuple[int, ...]]:
+    """Scores as ``(M, C)`` rows (class axis last), the ``M`` targets, the class weights, and
+    the shape of one loss per row; every target checked to name a class or ``ignore_index``."""
+    check_tensor(scores, "input", where)
+    check_tensor(target, "target", where)
+    check_int(ignore_index, "ignore_index", where)
+    if target.dtype.is_floating or target.dtype.kind == "bool":
+        raise TypeError(f"{where}: class-index targets must be integers, got {target.dtype.name}")
+    expected = (scores.shape[0], *scores.shape[2:]) if scores.ndim > 1 else ()
+    if target.shape != expected:
+        raise ValueError(
+            f"{where}: input of shape {scores.shape} needs targets of shape {expected}, got "
+            f"{target.shape}"
+        )
+    weights = _class_weight(where, weight, scores)
+    rows, shape = _rows(where, scores)
+    classes = rows.shape[1]
+    valid = ops.where(target == ignore_index, 0, target)
+    if valid.elem_count():  # one look at the values on the host: a clear error beats garbage
+        low, high = int(valid.min().item()), int(valid.max().item())
+        if low < 0 or high >= classes:
+            bad = low if low < 0 else high
+            raise ValueError(f"{where}: class index {bad} is out of range for {classes} classes")
+    return rows, target.reshape(-1), weights, shape
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
@@ -81,52 +152,6 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         loss = ops.softplus(input) - input * target
     else:
         loss = (1.0 - target) * ops.softplus(input) + pos_weight * target * ops.softplus(-input)
-    return _reduce(loss, reduction)
-
-
-def _class_layout(name: str, scores: Tensor, target: Tensor,
-                  ignore_index: int) -> tuple[Tensor, Any, Tensor | None]:
-    """Scores as ``(M, C)`` rows (class axis last), the targets as ``M`` indices with ignored
-    ones replaced by 0, and the mask of kept rows (None when nothing is ignored)."""
-    if target.dtype.is_floating or target.dtype.kind == "bool":
-        raise TypeError(f"{name}: class-index targets must be integers, got {target.dtype.name}")
-    expected = (scores.shape[0], *scores.shape[2:]) if scores.ndim > 1 else ()
-    if target.shape != expected:
-        raise ValueError(
-            f"{name}: input of shape {scores.shape} needs targets of shape {expected}, got "
-            f"{target.shape}"
-        )
-    classes = scores.shape[1] if scores.ndim > 1 else scores.shape[0]
-    ignored = target == ignore_index
-    valid = ops.where(ignored, 0, target)
-    if valid.elem_count():  # one look at the values on the host: a clear error beats garbage
-        low, high = int(valid.min().item()), int(valid.max().item())
-        if low < 0 or high >= classes:
-            bad = low if low < 0 else high
-            raise ValueError(f"{name}: class index {bad} is out of range for {classes} classes")
-    if scores.ndim > 2:
-        axes = (0, *range(2, scores.ndim), 1)
-        scores = scores.permute(*axes)
-    rows = scores.reshape(-1, classes)
-    keep = (target != ignore_index).reshape(-1) if ignored.any().item() else None
-    return rows, valid.reshape(-1), keep
-
-
-def _picked(log_probs: Tensor, indices: Tensor) -> Tensor:
-    """Each row's log-probability of its class: ``log_probs[i, indices[i]]``, as a
-    differentiable product with a one-hot mask (the standard has no take_along_axis)."""
-    xp = log_probs.backend.xp
-    positions = xp.arange(log_probs.shape[-1], dtype=indices.data.dtype)
-    mask = xp.astype(indices.data[:, None] == positions[None, :], log_probs.data.dtype)
-    return (log_probs * Tensor(mask, log_probs.backend)).sum(axis=-1)
-
-
-def _reduce_kept(loss: Tensor, keep: Tensor | None, reduction: str) -> Tensor:
-    if keep is not None:
-        loss = ops.where(keep, loss, 0.0)
-    if reduction == "mean":
-        count = loss.elem_count() if keep is None else keep.astype(loss.dtype).sum()
-        return loss.sum() / count
     return _reduce(loss, reduction)
 
 
@@ -151,6 +176,9 @@ def _check_same_shape(name: str, input: Tensor, target: Tensor) -> None:
 
 
 class _Loss(Module):
+    weight: Tensor | None  # class weights of the losses that have them (buffers)
+    pos_weight: Tensor | None
+
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         _check_reduction(reduction)
@@ -177,25 +205,32 @@ class L1Loss(_Loss):
 class NLLLoss(_Loss):
     """Module form of ``nll_loss``."""
 
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean") -> None:
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> None:
         super().__init__(reduction)
-        self.ignore_index = ignore_index
+        self.register_buffer("weight", weight)  # a buffer, as in PyTorch's state dicts
+        self.ignore_index = check_int(ignore_index, "ignore_index", "NLLLoss")
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return nll_loss(input, target, self.ignore_index, self.reduction)
+        return nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                        reduction=self.reduction)
 
 
 class CrossEntropyLoss(_Loss):
     """Module form of ``cross_entropy``."""
 
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean",
-                 label_smoothing: float = 0.0) -> None:
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(reduction)
-        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        where = "CrossEntropyLoss"
+        self.register_buffer("weight", weight)  # a buffer, as in PyTorch's state dicts
+        self.ignore_index = check_int(ignore_index, "ignore_index", where)
+        self.label_smoothing = check_number(label_smoothing, "label_smoothing", where,
+                                            minimum=0.0, maximum=1.0)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return cross_entropy(input, target, self.ignore_index, self.reduction,
-                             self.label_smoothing)
+        return cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                             reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -203,7 +238,7 @@ class BCEWithLogitsLoss(_Loss):
 
     def __init__(self, reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
         super().__init__(reduction)
-        self.pos_weight = pos_weight
+        self.register_buffer("pos_weight", pos_weight)  # a buffer, as in PyTorch
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return binary_cross_entropy_with_logits(input, target, self.reduction, self.pos_weight)

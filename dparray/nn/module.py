@@ -197,6 +197,12 @@ class Module:
         the batch as one piece instead of chunks. False for most modules."""
         return False
 
+    def synchronizes_chunks(self) -> bool:
+        """Whether the chunks of a DataParallel call must meet inside this module's forward
+        and backward (SyncBatchNorm in training exchanges statistics); DataParallel then runs
+        them on threads always, never one after another. False for most modules."""
+        return False
+
     def _names_owner(self) -> Module:
         """The module whose parameters and children carry this one's names: itself, except
         for transparent wrappers (DataParallel), which name nothing of their own."""
@@ -230,7 +236,7 @@ class Module:
         if strict and missing:
             problems.append(f"missing keys: {', '.join(missing)}")
         if strict and unexpected:
-            problems.append(f"unexpected keys: {', '.join(unexpected)}")
+            problems.append(f"unexpected keys: {', '.join(map(str, unexpected))}")
         updates = []
         for name, target in targets.items():
             if name not in state_dict:
@@ -248,13 +254,23 @@ class Module:
                 problems.append(f"{name}: dtype {dtype.name} in the state dict, "
                                 f"{target.dtype.name} here")
             else:
-                updates.append((target, value))
+                # convert every value before assigning any, so a failure changes nothing
+                try:
+                    converted = _to_tensor(value, dtype=target.dtype, backend=target.backend)
+                except (TypeError, ValueError, AttributeError, OverflowError) as error:
+                    problems.append(f"{name}: cannot convert the value: {error}")
+                    continue
+                if converted.shape != target.shape:
+                    problems.append(f"{name}: the value converts to shape {converted.shape}, "
+                                    f"not {target.shape}")
+                    continue
+                updates.append((target, converted.data))
         if problems:
             raise ValueError(
                 f"cannot load the state dict into {type(self).__name__}: " + "; ".join(problems)
             )
-        for target, value in updates:
-            target.data = _to_tensor(value, backend=target.backend).data
+        for target, data in updates:
+            target.data = data
         return IncompatibleKeys(missing, unexpected)
 
     def to(self, target: Any) -> Module:

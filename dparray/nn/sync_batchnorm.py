@@ -1,10 +1,13 @@
 """SyncBatchNorm: batch normalisation whose statistics span all chunks of a DataParallel call.
 
-Plain ``BatchNorm1d`` under DataParallel normalises each chunk with its own statistics (as in
-PyTorch). ``SyncBatchNorm`` is a drop-in replacement whose chunks add up their per-channel sums,
-sums of squares and counts through the worker pool -- a differentiable all-reduce, so the
-backward pass exchanges gradients the same way -- and training under DataParallel then equals
-training on the unsplit batch. Outside DataParallel it is ``BatchNorm1d``.
+Plain batch norm under DataParallel normalises each chunk with its own statistics (as in
+PyTorch). ``SyncBatchNorm`` is a drop-in replacement for ``BatchNorm1d``/``BatchNorm2d`` whose
+chunks combine their per-channel counts, means and squared deviations through the worker pool
+(Chan's parallel formula, in chunk order, so every chunk gets the same bitwise result); its
+backward combines the two per-channel sums of the closed-form gradient the same way. Training
+under DataParallel then equals training on the unsplit batch. Outside DataParallel it is plain
+batch norm. It is the same graph node as batch norm (``dparray.ops.normalization``): only where
+the statistics come from differs.
 
 DataParallel runs a module holding SyncBatchNorm on threads always (its chunks must meet), and
 refuses it in a nested DataParallel (whose chunks run one after another).
@@ -17,21 +20,21 @@ import contextvars
 from collections.abc import Iterator
 from typing import Any
 
-from dparray import creation, ops
-from dparray.autograd import Function, no_grad
+from dparray._rendezvous import Rendezvous
 from dparray.nn.module import Module
-from dparray.nn.normalization import BatchNorm1d
-from dparray.tensor import Tensor
+from dparray.nn.normalization import BatchNorm1d, BatchNorm2d, _BatchNorm
+from dparray.ops.normalization import LOCAL, Statistics
 
-_group: contextvars.ContextVar[tuple[Any, int] | None] = contextvars.ContextVar(
+_group: contextvars.ContextVar[tuple[Rendezvous, int] | None] = contextvars.ContextVar(
     "dparray_sync_group", default=None
 )
 
 
 @contextlib.contextmanager
-def sync_group(group: Any, index: int) -> Iterator[None]:
+def sync_group(group: Rendezvous | None, index: int) -> Iterator[None]:
     """Within the block, SyncBatchNorm layers meet the other chunks of ``group`` as chunk
-    ``index`` (no-op when ``group`` is None)."""
+    ``index`` (no-op when ``group`` is None). A failure inside aborts the group, so the other
+    chunks stop waiting."""
     if group is None:
         yield
         return
@@ -45,78 +48,58 @@ def sync_group(group: Any, index: int) -> Iterator[None]:
         _group.reset(token)
 
 
-class AllReduceSum(Function):
-    """The sum of every chunk's ``x``, in chunk order; its gradient is summed the same way."""
+class SyncStatistics(Statistics):
+    """Statistics over every chunk of a DataParallel call, exchanged through ``group``."""
 
-    def __init__(self, group: Any, index: int) -> None:
+    def __init__(self, group: Rendezvous, index: int) -> None:
         self.group, self.index = group, index
 
-    def forward(self, x: Any) -> Any:
-        return _ordered_sum(self.group.exchange(self.index, x))
+    def moments(self, xp: Any, x: Any, axes: tuple[int, ...]) -> tuple[Any, Any, int]:
+        mean, var, count = LOCAL.moments(xp, x, axes)
+        parts = self.group.exchange(self.index, (count, mean, var * count))
+        total = sum(n for n, _, _ in parts)
+        if total == 0:
+            return mean, var, 0
+        combined = sum_in_order([m * (n / total) for n, m, _ in parts if n])
+        squares = sum_in_order([s + n * (m - combined) * (m - combined)
+                                for n, m, s in parts if n])
+        return combined, squares / total, total
 
-    def backward(self, grad: Any) -> Any:
-        try:
-            return _ordered_sum(self.group.exchange(self.index, grad))
-        except BaseException as error:
-            self.group.abort(f"chunk {self.index} backward: {error}")
-            raise
+    def sums(self, xp: Any, values: list[Any], axes: tuple[int, ...]) -> list[Any]:
+        local = LOCAL.sums(xp, values, axes)
+        parts = self.group.exchange(self.index, local)
+        return [sum_in_order([part[i] for part in parts]) for i in range(len(values))]
 
 
-def _ordered_sum(values: list[Any]) -> Any:
+def sum_in_order(values: list[Any]) -> Any:
+    """``values[0] + values[1] + ...`` left to right: the same bits on every chunk."""
     total = values[0]
     for value in values[1:]:
         total = total + value
     return total
 
 
-class SyncBatchNorm(BatchNorm1d):
-    """``BatchNorm1d`` with statistics shared by all chunks of a DataParallel call."""
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm of ``(N, C, ...)`` input with statistics shared by all chunks of a
+    DataParallel call (PyTorch's ``SyncBatchNorm``, for DataParallel's threads)."""
 
-    def forward(self, x: Tensor) -> Tensor:
+    dims = (2, 3, 4, 5)
+    shapes = "(N, C, ...)"
+
+    def synchronizes_chunks(self) -> bool:
+        return self.uses_batch_statistics()
+
+    def statistics(self) -> Statistics:
         joined = _group.get()
-        if joined is None or not self.is_training():
-            return super().forward(x)
-        group, index = joined
-        if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
-            return super().forward(x)  # the same clear error as BatchNorm1d's
-        axes = (0,) if x.ndim == 2 else (0, 2)
-        view = (1, self.num_features) + ((1,) if x.ndim == 3 else ())
-        count = x.elem_count() // self.num_features
-        local = ops.stack([x.sum(axis=axes), (x * x).sum(axis=axes),
-                           creation.full((self.num_features,), float(count), dtype=x.dtype,
-                                         backend=x.backend)])
-        total = AllReduceSum(group, index)(local)
-        n = total[2]
-        mean = total[0] / n
-        variance = total[1] / n - mean * mean
-        if index == 0 and self.running_mean is not None:
-            self._update_running(mean, variance, n)
-        out = (x - mean.reshape(view)) / (variance.reshape(view) + self.eps).sqrt()
-        if self.weight is not None:
-            out = out * self.weight.reshape(view)
-        if self.bias is not None:
-            out = out + self.bias.reshape(view)
-        return out
-
-    def _update_running(self, mean: Tensor, variance: Tensor, n: Tensor) -> None:
-        assert self.running_mean is not None and self.running_var is not None
-        assert self.num_batches_tracked is not None  # all three exist when tracking
-        with no_grad():
-            total = n[0].item()
-            if total < 2:
-                raise ValueError("SyncBatchNorm: training needs more than one value per channel")
-            self.num_batches_tracked = self.num_batches_tracked + 1
-            momentum = self.momentum if self.momentum is not None else (
-                1.0 / self.num_batches_tracked.item())
-            unbiased = variance * (total / (total - 1))
-            self.running_mean.data = ((1 - momentum) * self.running_mean + momentum * mean).data
-            self.running_var.data = ((1 - momentum) * self.running_var + momentum * unbiased).data
+        if joined is None:
+            return LOCAL
+        return SyncStatistics(*joined)
 
     @classmethod
     def convert_sync_batchnorm(cls, module: Module) -> Module:
-        """``module`` with every ``BatchNorm1d`` inside replaced by a SyncBatchNorm holding the
-        same parameter and buffer tensors (PyTorch's helper of the same name)."""
-        if isinstance(module, BatchNorm1d) and not isinstance(module, SyncBatchNorm):
+        """``module`` with every ``BatchNorm1d``/``BatchNorm2d`` inside replaced by a
+        SyncBatchNorm holding the same parameter and buffer tensors (PyTorch's helper)."""
+        if isinstance(module, (BatchNorm1d, BatchNorm2d)):
             converted = cls.__new__(cls)
             converted.__dict__.update(module.__dict__)
             return converted

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from dparray import dtypes as _dtypes
+from dparray._checks import check_int
 from dparray.backend import Backend
 from dparray.tensor import Tensor
 
@@ -16,7 +17,7 @@ def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
     """``axis`` (None, an int or a sequence of ints) as a sorted tuple of non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
     result = []
     for a in axes:
         result.append(normalize_axis(a, ndim, op))
@@ -26,9 +27,8 @@ def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
 
 
 def normalize_axis(axis: Any, ndim: int, op: str) -> int:
-    """One axis in ``[-ndim, ndim)`` as a non-negative int."""
-    if isinstance(axis, bool) or not isinstance(axis, int):
-        raise TypeError(f"{op}: an axis must be an int, got {type(axis).__name__}")
+    """One axis in ``[-ndim, ndim)`` as a non-negative int (a TypeError for a non-int)."""
+    axis = check_int(axis, "axis", op)
     if not -ndim <= axis < ndim:
         raise ValueError(f"{op}: axis {axis} is out of range for a tensor with {ndim} dimensions")
     return axis % ndim

@@ -1,7 +1,9 @@
-"""Arithmetic with broadcasting and Python scalars: ``+ - * / **`` and negation.
+"""Arithmetic with broadcasting and Python scalars: ``+ - * / ** // %``, negation and ``lerp``.
 
 Python scalars stay Python scalars all the way into the backend, so a float32 tensor times 0.5
 stays float32 (NumPy's NEP 50 rules; the array API's). Broadcasting is undone by the engine.
+An integer tensor meets a Python float, or is divided (``/``), in the default float dtype
+(``dparray.get_default_dtype()``), as in PyTorch.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import math
 from typing import Any
 
 from dparray.autograd import Function
+from dparray.ops._promote import as_float, is_integer, kind, with_python_float
 from dparray.ops._util import PYTHON_SCALARS, as_operands, check_same_kind
 from dparray.tensor import Tensor
 
@@ -19,6 +22,7 @@ class Add(Function):
 
     def forward(self, a: Any, b: Any) -> Any:
         check_same_kind("add", self.backend, a, b)
+        a, b = with_python_float(self.backend, a, b)
         return a + b
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
@@ -30,6 +34,7 @@ class Sub(Function):
 
     def forward(self, a: Any, b: Any) -> Any:
         check_same_kind("sub", self.backend, a, b)
+        a, b = with_python_float(self.backend, a, b)
         return a - b
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
@@ -41,6 +46,7 @@ class Mul(Function):
 
     def forward(self, a: Any, b: Any) -> Any:
         check_same_kind("mul", self.backend, a, b)
+        a, b = with_python_float(self.backend, a, b)
         self.save(a, b)
         return a * b
 
@@ -51,10 +57,11 @@ class Mul(Function):
 
 
 class Div(Function):
-    """``a / b``."""
+    """``a / b``; integers are divided in the default float."""
 
     def forward(self, a: Any, b: Any) -> Any:
         check_same_kind("div", self.backend, a, b)
+        a, b = as_float(self.backend, a), as_float(self.backend, b)
         self.save(a, b)
         return a / b
 
@@ -66,11 +73,31 @@ class Div(Function):
 
 
 class Pow(Function):
-    """``a ** b``; the gradient for ``b`` needs ``a > 0``."""
+    """``a ** b``, with PyTorch's gradients where the base is 0 or negative.
+
+    The base's gradient ``b * a ** (b - 1)`` is 0 where ``b == 0`` (so ``d/dx x ** 0`` is 0 at
+    ``x = 0``); the exponent's ``a ** b * log(a)`` is 0 where ``a == 0`` and ``b >= 0``, -inf
+    where ``a == 0`` and ``b < 0``, NaN where ``a < 0``. Neither direction warns about a zero
+    base (``0 ** -1`` is inf, as in IEEE arithmetic and PyTorch).
+    """
 
     def forward(self, a: Any, b: Any) -> Any:
         check_same_kind("pow", self.backend, a, b)
-        out = a**b
+        a, b = with_python_float(self.backend, a, b)
+        if is_integer(self.backend, a) and is_integer(self.backend, b):
+            negative = bool(self.xp.any(b < 0)) if hasattr(b, "dtype") else b < 0
+            if negative:
+                raise ValueError(
+                    "pow: integers to negative integer powers are not allowed; cast the base "
+                    "to a floating dtype first"
+                )
+            out = a**b  # an integer 0 ** b, b >= 0, divides by nothing
+        elif isinstance(a, PYTHON_SCALARS):
+            out = a**b if a != 0 else _zero_power(self.xp, b)
+        elif isinstance(b, PYTHON_SCALARS) and b >= 0:
+            out = a**b  # the common x ** 2: no zero base can divide by zero
+        else:
+            out = _power(self.xp, a, b)
         self.save(a, b, out)
         return out
 
@@ -78,11 +105,51 @@ class Pow(Function):
         a, b, out = self.saved
         grad_a = grad_b = None
         if self.needs_grad(0):
-            grad_a = grad * b * a ** (b - 1)
+            grad_a = grad * _base_derivative(self.xp, a, b)
         if self.needs_grad(1):
-            log_a = math.log(a) if isinstance(a, PYTHON_SCALARS) else self.xp.log(a)
-            grad_b = grad * out * log_a
+            grad_b = grad * _exponent_derivative(self.xp, a, b, out)
         return grad_a, grad_b
+
+
+def _base_derivative(xp: Any, a: Any, b: Any) -> Any:
+    """``b * a ** (b - 1)``, 0 where ``b == 0``; ``a`` is an array."""
+    if isinstance(b, PYTHON_SCALARS):
+        if b == 0:
+            return xp.zeros_like(a)
+        return b * (a ** (b - 1) if b >= 1 else _power(xp, a, b - 1))
+    # where b == 0 the exponent b - 1 becomes 0, so the product is 0 * 1 even at a == 0
+    return b * _power(xp, a, xp.where(b == 0, 1.0, b) - 1.0)
+
+
+def _power(xp: Any, a: Any, e: Any) -> Any:
+    """``a ** e`` for an array ``a``, with IEEE's values where ``a == 0`` computed without a
+    division-by-zero warning."""
+    zero = a == 0
+    return xp.where(zero, _zero_power(xp, e), xp.where(zero, 1.0, a) ** e)
+
+
+def _zero_power(xp: Any, e: Any) -> Any:
+    """``0 ** e``: 0, 1 or inf as ``e`` is positive, zero or negative (NaN for NaN), without
+    dividing by zero."""
+    if isinstance(e, PYTHON_SCALARS):
+        return math.inf if e < 0 else 0.0**e
+    return xp.where(e < 0, math.inf, 0.0 ** xp.where(e < 0, 1.0, e))
+
+
+def _exponent_derivative(xp: Any, a: Any, b: Any, out: Any) -> Any:
+    """``a ** b * log(a)`` with PyTorch's values where ``a <= 0``; ``b`` is an array."""
+    if isinstance(a, PYTHON_SCALARS):
+        if a > 0:
+            return out * math.log(a)
+        if a < 0:
+            return out * math.nan
+        return xp.where(b >= 0, 0.0, xp.where(b >= 0, 1.0, out) * -math.inf)
+    positive = a > 0
+    log_a = xp.where(positive, xp.log(xp.where(positive, a, 1.0)),
+                     xp.where(a == 0, -math.inf, xp.full_like(a, math.nan)))
+    vanishing = xp.logical_and(a == 0, b >= 0)
+    # masked before multiplying: 0 * -inf would be a NaN (and a warning) where PyTorch has 0
+    return xp.where(vanishing, 0.0, xp.where(vanishing, 1.0, out) * log_a)
 
 
 class Neg(Function):
@@ -93,6 +160,82 @@ class Neg(Function):
 
     def backward(self, grad: Any) -> Any:
         return -grad
+
+
+class _Division(Function):
+    """Shared checks of ``//`` and ``%``: numbers only; an integer divisor of 0 is a
+    ZeroDivisionError, as in Python and PyTorch (NumPy would return 0 with a warning)."""
+
+    name = "division"
+
+    def prepare(self, a: Any, b: Any) -> tuple[Any, Any]:
+        backend = self.backend
+        check_same_kind(self.name, backend, a, b)
+        a, b = with_python_float(backend, a, b)
+        kinds = (kind(backend, a), kind(backend, b))
+        if "bool" in kinds:
+            raise TypeError(f"{self.name} needs numbers, got a bool operand")
+        if is_integer(backend, a) and is_integer(backend, b):
+            zero = bool(self.xp.any(b == 0)) if hasattr(b, "dtype") else b == 0
+            if zero:
+                raise ZeroDivisionError(f"{self.name}: integer division by zero")
+        return a, b
+
+
+class FloorDivide(_Division):
+    """``floor(a / b)``; its gradient is 0 (PyTorch's ``div(rounding_mode="floor")``)."""
+
+    name = "floor_divide"
+
+    def forward(self, a: Any, b: Any) -> Any:
+        a, b = self.prepare(a, b)
+        return a // b
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        zeros = self.xp.zeros_like(grad)
+        return (zeros if self.needs_grad(0) else None, zeros if self.needs_grad(1) else None)
+
+
+class Remainder(_Division):
+    """``a - b * floor(a / b)``, with the sign of ``b`` (Python's ``%``, the array API's
+    ``remainder``); the gradients are 1 for ``a`` and ``-floor(a / b)`` for ``b``."""
+
+    name = "remainder"
+
+    def forward(self, a: Any, b: Any) -> Any:
+        a, b = self.prepare(a, b)
+        self.save(a, b)
+        return a % b
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        a, b = self.saved
+        return (grad if self.needs_grad(0) else None,
+                -grad * (a // b) if self.needs_grad(1) else None)
+
+
+class Lerp(Function):
+    """``start + weight * (end - start)``, written as PyTorch does so that ``weight = 1``
+    gives ``end`` exactly."""
+
+    def forward(self, start: Any, end: Any, weight: Any) -> Any:
+        xp = self.xp
+        check_same_kind("lerp", self.backend, start, end)
+        check_same_kind("lerp", self.backend, start, weight)
+        start, end, weight = (as_float(self.backend, x) for x in (start, end, weight))
+        self.save(start, end, weight)
+        difference = end - start
+        if isinstance(weight, PYTHON_SCALARS):
+            if weight < 0.5:
+                return start + weight * difference
+            return end - difference * (1.0 - weight)
+        return xp.where(weight < 0.5, start + weight * difference,
+                        end - difference * (1.0 - weight))
+
+    def backward(self, grad: Any) -> tuple[Any, Any, Any]:
+        start, end, weight = self.saved
+        return (grad * (1.0 - weight) if self.needs_grad(0) else None,
+                grad * weight if self.needs_grad(1) else None,
+                grad * (end - start) if self.needs_grad(2) else None)
 
 
 def _binary(op: type[Function], a: Any, b: Any) -> Tensor:
@@ -129,3 +272,37 @@ def pow(a: Any, b: Any) -> Tensor:
 def neg(a: Tensor) -> Tensor:
     """Elementwise ``-a``."""
     return Neg()(a)
+
+
+def floor_divide(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a // b``: ``floor(a / b)``, also for floats (gradient 0).
+
+    Examples:
+        >>> import dparray
+        >>> (dparray.tensor([7, -7]) // 2).tolist()
+        [3, -4]
+    """
+    return _binary(FloorDivide, a, b)
+
+
+def remainder(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a % b``, with the sign of ``b`` as in Python.
+
+    Examples:
+        >>> import dparray
+        >>> (dparray.tensor([7, -7]) % 3).tolist()
+        [1, 2]
+    """
+    return _binary(Remainder, a, b)
+
+
+def lerp(start: Any, end: Any, weight: Any) -> Tensor:
+    """Linear interpolation ``start + weight * (end - start)``, elementwise with broadcasting;
+    ``weight`` is a number or a tensor.
+
+    Examples:
+        >>> import dparray
+        >>> dparray.lerp(dparray.tensor([1.0]), dparray.tensor([3.0]), 0.25).tolist()
+        [1.5]
+    """
+    return Lerp()(*as_operands(start, end, weight))

@@ -1,4 +1,8 @@
-"""Elementwise math and activations, each with its derivative beside it."""
+"""Elementwise math and activations, each with its derivative beside it.
+
+Functions whose values are floating (``exp``, ``log``, ``sqrt``, ``tanh``, ...) compute an integer
+tensor in the default float dtype, as PyTorch does.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,10 @@ import math
 from typing import Any
 
 from dparray import dtypes as _dtypes
+from dparray._checks import check_number
 from dparray.autograd import Function
+from dparray.kernels import resolve
+from dparray.ops._promote import as_float, with_python_float
 from dparray.ops._util import as_operands, check_same_kind
 from dparray.tensor import Tensor, from_op
 
@@ -20,7 +27,7 @@ class Exp(Function):
     """``exp(x)``."""
 
     def forward(self, x: Any) -> Any:
-        out = self.xp.exp(x)
+        out = self.xp.exp(as_float(self.backend, x))
         self.save(out)
         return out
 
@@ -33,6 +40,7 @@ class Log(Function):
     """``log(x)``."""
 
     def forward(self, x: Any) -> Any:
+        x = as_float(self.backend, x)
         self.save(x)
         return self.xp.log(x)
 
@@ -45,7 +53,7 @@ class Sqrt(Function):
     """``sqrt(x)``."""
 
     def forward(self, x: Any) -> Any:
-        out = self.xp.sqrt(x)
+        out = self.xp.sqrt(as_float(self.backend, x))
         self.save(out)
         return out
 
@@ -70,7 +78,7 @@ class Tanh(Function):
     """``tanh(x)``."""
 
     def forward(self, x: Any) -> Any:
-        out = self.xp.tanh(x)
+        out = self.xp.tanh(as_float(self.backend, x))
         self.save(out)
         return out
 
@@ -84,6 +92,7 @@ class Sigmoid(Function):
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
+        x = as_float(self.backend, x)
         e = xp.exp(-xp.abs(x))
         out = xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
         self.save(out)
@@ -99,7 +108,7 @@ class Relu(Function):
 
     def forward(self, x: Any) -> Any:
         self.save(x)
-        return self.xp.maximum(x, 0.0)  # (NumPy's where with a scalar is ~10x slower)
+        return self.xp.maximum(x, 0)  # an int 0 keeps int tensors int; faster than where
 
     def backward(self, grad: Any) -> Any:
         (x,) = self.saved
@@ -116,6 +125,7 @@ class Gelu(Function):
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
+        x = as_float(self.backend, x)
         if self.approximate == "tanh":
             t = xp.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
             self.save(x, t)
@@ -144,7 +154,7 @@ class Softplus(Function):
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
-        z = self.beta * x
+        z = self.beta * as_float(self.backend, x)
         self.save(z)
         return (xp.maximum(z, 0.0) + xp.log1p(xp.exp(-xp.abs(z)))) / self.beta
 
@@ -160,6 +170,7 @@ class Maximum(Function):
 
     def forward(self, a: Any, b: Any) -> Any:
         check_same_kind("maximum", self.backend, a, b)
+        a, b = with_python_float(self.backend, a, b)
         self.save(a, b)
         return self.xp.maximum(a, b)
 
@@ -172,6 +183,7 @@ class Minimum(Function):
 
     def forward(self, a: Any, b: Any) -> Any:
         check_same_kind("minimum", self.backend, a, b)
+        a, b = with_python_float(self.backend, a, b)
         self.save(a, b)
         return self.xp.minimum(a, b)
 
@@ -191,16 +203,25 @@ def _select_gradients(op: Function, grad: Any, first_wins: Any) -> tuple[Any, An
 
 
 class Clip(Function):
-    """``x`` limited to ``[low, high]``; the gradient passes where ``low <= x <= high``."""
+    """``x`` limited to ``[low, high]``; the gradient passes where ``low <= x <= high``.
+
+    As in PyTorch, ``low > high`` gives ``high`` everywhere (and no gradient anywhere).
+    """
 
     def __init__(self, low: float | None, high: float | None) -> None:
-        if low is not None and high is not None and low > high:
-            raise ValueError(f"clip: min {low} is greater than max {high}")
-        self.low, self.high = low, high
+        if low is None and high is None:
+            raise ValueError("clip: at least one of min and max must be given")
+        self.low = None if low is None else _bound(low, "min")
+        self.high = None if high is None else _bound(high, "max")
 
     def forward(self, x: Any) -> Any:
+        xp = self.xp
+        if isinstance(self.low, float) or isinstance(self.high, float):
+            x = as_float(self.backend, x)
         self.save(x)
-        return self.xp.clip(x, self.low, self.high)
+        if self.low is not None and self.high is not None and self.low > self.high:
+            return xp.full_like(x, self.high)
+        return xp.clip(x, self.low, self.high)
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp
@@ -213,6 +234,13 @@ class Clip(Function):
         return xp.where(inside, grad, 0.0)
 
 
+def _bound(value: Any, name: str) -> float | int:
+    """A bound of ``clip``: an int stays an int (integer tensors stay integer)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return check_number(value, name, "clip", finite=False)
+
+
 class Where(Function):
     """``a`` where ``condition`` holds, else ``b``; no gradient for the condition."""
 
@@ -221,6 +249,7 @@ class Where(Function):
         if getattr(condition, "dtype", None) != xp.bool:
             raise TypeError(f"where: the condition must be a bool tensor, got {condition!r:.60}")
         check_same_kind("where", self.backend, a, b)
+        a, b = with_python_float(self.backend, a, b)
         self.save(condition)
         return xp.where(condition, a, b)
 
@@ -282,7 +311,7 @@ def relu(x: Tensor) -> Tensor:
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate="tanh"`` is PyTorch's tanh form."""
-    return Gelu(approximate)(x)
+    return resolve(x.backend, "gelu", Gelu)(approximate)(x)
 
 
 def softplus(x: Tensor, beta: float = 1.0) -> Tensor:
@@ -301,7 +330,14 @@ def minimum(a: Any, b: Any) -> Tensor:
 
 
 def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
-    """``x`` limited to ``[min, max]`` (either bound may be None)."""
+    """``x`` limited to ``[min, max]``; either bound may be None, not both. With
+    ``min > max`` the result is ``max`` everywhere, as in PyTorch.
+
+    Examples:
+        >>> import dparray
+        >>> dparray.clip(dparray.tensor([-2.0, 0.5, 3.0]), -1.0, 1.0).tolist()
+        [-1.0, 0.5, 1.0]
+    """
     return Clip(min, max)(x)
 
 

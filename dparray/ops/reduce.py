@@ -1,18 +1,32 @@
-"""Reductions (``sum mean max min var logsumexp``) and the softmax family.
+"""Reductions (``sum mean prod max min var std logsumexp argmax argmin``) and the softmax family.
 
 ``axis`` is None (all axes), an int or a tuple of ints, as in the array API; ``keepdims`` keeps
-reduced axes as size 1. ``var`` takes the array API's ``correction`` (0 by default: the
-population variance; PyTorch's ``torch.var`` defaults to 1).
+reduced axes as size 1. ``var`` and ``std`` take the array API's ``correction`` (0 by default:
+the population variance; PyTorch's ``torch.var`` defaults to 1).
+
+Edge cases follow PyTorch and the array API: a 0-d tensor reduced along axis 0 or -1 is its own
+result (its softmax is 1); the mean over no elements is NaN, and so is a variance with no
+degrees of freedom left (with a warning, as PyTorch gives); integer tensors have their mean,
+variance and softmax in the default float dtype.
 """
 
 from __future__ import annotations
 
+import math
+import os
+import sys
+import warnings
+from types import FrameType
 from typing import Any
 
+from dparray._checks import check_bool, check_number
 from dparray.autograd import Function
+from dparray.kernels import resolve
+from dparray.ops._promote import as_float
 from dparray.ops._util import (
     as_array,
     expand_reduced,
+    keepdims_shape,
     normalize_axes,
     normalize_axis,
     reduced_count,
@@ -26,15 +40,24 @@ class _Reduction(Function):
     name = "reduction"
 
     def __init__(self, axis: Any = None, keepdims: bool = False) -> None:
-        self.axis, self.keepdims = axis, keepdims
+        self.axis, self.keepdims = axis, check_bool(keepdims, "keepdims", self.name)
 
     def setup(self, x: Any) -> tuple[int, ...]:
-        self.axes = normalize_axes(self.axis, x.ndim, self.name)
+        if x.ndim == 0 and self.axis is not None:
+            normalize_axes(self.axis, 1, self.name)  # PyTorch takes axis 0 or -1 of a 0-d tensor
+            self.axes: tuple[int, ...] = ()  # ... and reduces nothing
+        else:
+            self.axes = normalize_axes(self.axis, x.ndim, self.name)
         self.shape = tuple(x.shape)
         return self.axes
 
     def expand(self, grad: Any) -> Any:
         return expand_reduced(self.xp, grad, self.shape, self.axes, self.keepdims)
+
+    def output_shape(self) -> tuple[int, ...]:
+        if self.keepdims:
+            return keepdims_shape(self.shape, self.axes)
+        return _drop(self.shape, self.axes)
 
 
 class Sum(_Reduction):
@@ -44,6 +67,8 @@ class Sum(_Reduction):
 
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
+        if x.dtype == self.xp.bool:  # a count, as in PyTorch: mask.sum() is an int64 tensor
+            x = self.xp.astype(x, self.xp.int64)
         return as_array(self.xp.sum(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
@@ -51,18 +76,22 @@ class Sum(_Reduction):
 
 
 class Mean(_Reduction):
-    """Arithmetic mean over ``axis``."""
+    """Arithmetic mean over ``axis``; NaN over no elements (PyTorch's and the array API's)."""
 
     name = "mean"
 
     def forward(self, x: Any) -> Any:
+        xp = self.xp
+        x = as_float(self.backend, x)
         axes = self.setup(x)
-        if reduced_count(self.shape, axes) == 0:
-            raise ValueError(f"mean: reducing over an empty axis of shape {self.shape}")
-        return as_array(self.xp.mean(x, axis=axes, keepdims=self.keepdims))
+        if reduced_count(self.shape, axes) == 0:  # NaN without NumPy's empty-slice warning
+            return xp.full(self.output_shape(), math.nan, dtype=x.dtype)
+        return as_array(xp.mean(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
-        return self.expand(grad) / reduced_count(self.shape, self.axes)
+        count = reduced_count(self.shape, self.axes)
+        expanded = self.expand(grad)
+        return expanded / count if count else expanded  # over no elements: an empty gradient
 
 
 class _Extremum(_Reduction):
@@ -106,30 +135,83 @@ class Min(_Extremum):
 
 
 class Var(_Reduction):
-    """Variance over ``axis``: ``sum((x - mean)^2) / (N - correction)``."""
+    """Variance over ``axis``: ``sum((x - mean)^2) / (N - correction)``.
+
+    With ``N - correction <= 0`` the result is NaN, as the array API specifies (PyTorch agrees
+    at 0 and gives inf below), and so is the gradient; a UserWarning says so, as PyTorch's does.
+    """
 
     name = "var"
 
     def __init__(self, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> None:
         super().__init__(axis, keepdims)
-        self.correction = correction
+        self.correction = check_number(correction, "correction", self.name, minimum=0.0)
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
+        x = as_float(self.backend, x)
         axes = self.setup(x)
-        self.divisor = reduced_count(self.shape, axes) - self.correction
+        count = reduced_count(self.shape, axes)
+        self.divisor = count - self.correction
         if self.divisor <= 0:
-            raise ValueError(
-                f"var: {reduced_count(self.shape, axes)} elements per output with correction "
-                f"{self.correction} leave no degrees of freedom"
+            _warn_at_caller(
+                f"{self.name}: {count} element(s) per result with correction "
+                f"{self.correction:g} leave no degrees of freedom; the result is NaN"
             )
+            return xp.full(self.output_shape(), math.nan, dtype=x.dtype)
         centred = x - xp.mean(x, axis=axes, keepdims=True)
         self.save(centred)
         return as_array(xp.sum(centred * centred, axis=axes, keepdims=self.keepdims) / self.divisor)
 
     def backward(self, grad: Any) -> Any:
-        (centred,) = self.saved
+        if self.divisor <= 0:
+            return self.xp.full(self.shape, math.nan, dtype=grad.dtype)
+        centred = self.saved[0]
         return self.expand(grad) * centred * (2.0 / self.divisor)
+
+
+class Std(Var):
+    """Standard deviation over ``axis``: ``sqrt(var)``. Where it is 0 (constant input) the
+    gradient is 0, as in PyTorch, rather than the NaN of ``sqrt``'s."""
+
+    name = "std"
+
+    def forward(self, x: Any) -> Any:
+        out = self.xp.sqrt(super().forward(x))
+        self.save(*self.saved, out)
+        return out
+
+    def backward(self, grad: Any) -> Any:
+        xp = self.xp
+        if self.divisor <= 0:
+            return super().backward(grad)
+        out = self.saved[-1]
+        zero = out == 0
+        return super().backward(xp.where(zero, 0.0, grad / (2.0 * xp.where(zero, 1.0, out))))
+
+
+class Prod(_Reduction):
+    """Product over ``axis``. Its gradient is the product of the other elements, computed
+    without dividing by the elements, so it is right where some of them are 0."""
+
+    name = "prod"
+
+    def forward(self, x: Any) -> Any:
+        axes = self.setup(x)
+        self.save(x)
+        return as_array(self.xp.prod(x, axis=axes, keepdims=self.keepdims))
+
+    def backward(self, grad: Any) -> Any:
+        xp = self.xp
+        (x,) = self.saved
+        zero = x == 0
+        nonzero = xp.where(zero, 1.0, x)
+        zero_count = xp.sum(xp.astype(zero, x.dtype), axis=self.axes, keepdims=True)
+        others = xp.prod(nonzero, axis=self.axes, keepdims=True)  # of the non-zero elements
+        # no zero: prod / x; one zero: the others' product at the zero, 0 elsewhere; more: 0
+        only_zero = xp.logical_and(zero, zero_count == 1)
+        local = xp.where(zero_count == 0, others / nonzero, xp.where(only_zero, others, 0.0))
+        return self.expand(grad) * local
 
 
 class LogSumExp(_Reduction):
@@ -139,10 +221,16 @@ class LogSumExp(_Reduction):
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
+        x = as_float(self.backend, x)
         axes = self.setup(x)
-        shift = xp.max(x, axis=axes, keepdims=True)
-        shift = xp.where(xp.isfinite(shift), shift, 0.0)  # all -inf: exp(-inf) = 0, no nan
-        out = shift + xp.log(xp.sum(xp.exp(x - shift), axis=axes, keepdims=True))
+        if reduced_count(self.shape, axes) == 0:  # the log of an empty sum, as in PyTorch
+            out = xp.full(keepdims_shape(self.shape, axes), -math.inf, dtype=x.dtype)
+        else:
+            shift = xp.max(x, axis=axes, keepdims=True)
+            shift = xp.where(xp.isfinite(shift), shift, 0.0)  # all -inf: exp(-inf) = 0, no nan
+            total = xp.sum(xp.exp(x - shift), axis=axes, keepdims=True)
+            positive = total > 0  # else all -inf: log(0) = -inf, without a warning
+            out = shift + xp.where(positive, xp.log(xp.where(positive, total, 1.0)), -math.inf)
         self.save(x, out)
         return out if self.keepdims else xp.reshape(out, _drop(self.shape, axes))
 
@@ -152,15 +240,16 @@ class LogSumExp(_Reduction):
 
 
 class Softmax(Function):
-    """``exp(x) / sum(exp(x))`` along one axis."""
+    """``exp(x) / sum(exp(x))`` along one axis (a 0-d tensor's softmax is 1)."""
 
     def __init__(self, axis: int = -1) -> None:
-        self.axis = axis
+        self.axis: int | tuple[()] = axis
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
-        axis = normalize_axis(self.axis, x.ndim, "softmax")
-        self.axis = axis
+        x = as_float(self.backend, x)
+        self.axis = _softmax_axis(self.axis, x, "softmax")
+        axis = self.axis
         e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
         out = e / xp.sum(e, axis=axis, keepdims=True)
         self.save(out)
@@ -172,15 +261,16 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
-    """``x - logsumexp(x)`` along one axis."""
+    """``x - logsumexp(x)`` along one axis (0 for a 0-d tensor)."""
 
     def __init__(self, axis: int = -1) -> None:
-        self.axis = axis
+        self.axis: int | tuple[()] = axis
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
-        axis = normalize_axis(self.axis, x.ndim, "log_softmax")
-        self.axis = axis
+        x = as_float(self.backend, x)
+        self.axis = _softmax_axis(self.axis, x, "log_softmax")
+        axis = self.axis
         shifted = x - xp.max(x, axis=axis, keepdims=True)
         out = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
         self.save(out)
@@ -190,6 +280,25 @@ class LogSoftmax(Function):
         xp = self.xp
         (out,) = self.saved
         return grad - xp.exp(out) * xp.sum(grad, axis=self.axis, keepdims=True)
+
+
+def _warn_at_caller(message: str) -> None:
+    """A UserWarning attributed to the first caller outside dparray (``dp.var(x)`` and
+    ``x.var()`` reach the op through different numbers of frames)."""
+    level = 2
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _softmax_axis(axis: Any, x: Any, name: str) -> int | tuple[()]:
+    """The softmax axis, normalised; a 0-d tensor takes axis 0 or -1 and reduces nothing."""
+    normalized = normalize_axis(axis, x.ndim or 1, name)
+    return normalized if x.ndim else ()
 
 
 def _drop(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
@@ -221,6 +330,31 @@ def var(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = F
     return Var(axis, correction, keepdims)(x)
 
 
+def std(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
+    """Standard deviation over ``axis`` with the array API's ``correction`` (0: of the
+    population; 1: PyTorch's default, the square root of the unbiased variance).
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([1.0, 2.0, 3.0, 4.0])
+        >>> round(x.std().item(), 6), round(x.std(correction=1).item(), 6)
+        (1.118034, 1.290994)
+    """
+    return Std(axis, correction, keepdims)(x)
+
+
+def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Product of the elements over ``axis`` (all when None).
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([2.0, 0.0, 3.0], requires_grad=True)
+        >>> x.prod().backward()[x].tolist()  # the product of the others, zero or not
+        [0.0, 6.0, 0.0]
+    """
+    return Prod(axis, keepdims)(x)
+
+
 def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis``, computed stably."""
     return LogSumExp(axis, keepdims)(x)
@@ -228,12 +362,12 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Softmax along ``axis``."""
-    return Softmax(axis)(x)
+    return resolve(x.backend, "softmax", Softmax)(axis)(x)
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Logarithm of the softmax along ``axis``, computed stably."""
-    return LogSoftmax(axis)(x)
+    return resolve(x.backend, "log_softmax", LogSoftmax)(axis)(x)
 
 
 def all(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -248,16 +382,43 @@ def any(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Position of the largest element along ``axis`` (of the flattened tensor when None), as
-    a constant int64 tensor; the first one wins ties."""
+    a constant int64 tensor; the first one wins ties, and NaN counts as the largest."""
+    return _position("argmax", x, axis, keepdims)
+
+
+def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Position of the smallest element along ``axis`` (of the flattened tensor when None), as
+    a constant int64 tensor; the first one wins ties, and NaN counts as the smallest.
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([[3.0, 1.0], [0.0, 2.0]])
+        >>> x.argmin().item(), x.argmin(axis=1).tolist()
+        (2, [1, 0])
+    """
+    return _position("argmin", x, axis, keepdims)
+
+
+def _position(name: str, x: Tensor, axis: int | None, keepdims: bool) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"argmax needs a Tensor, got {type(x).__name__}")
+        raise TypeError(f"{name} needs a Tensor, got {type(x).__name__}")
+    check_bool(keepdims, "keepdims", name)
     xp = x.backend.xp
-    data = x.data
     if axis is None:
-        data, axis = xp.reshape(data, (-1,)), 0
+        if x.elem_count() == 0:
+            raise ValueError(f"{name}: the tensor of shape {x.shape} has no elements")
+        out = getattr(xp, name)(xp.reshape(x.data, (-1,)), axis=0)
+        if keepdims:
+            out = xp.reshape(out, (1,) * x.ndim)
     else:
-        axis = normalize_axis(axis, x.ndim, "argmax")
-    return from_op(as_array(xp.argmax(data, axis=axis, keepdims=keepdims)), x.backend, None)
+        axis = normalize_axis(axis, x.ndim or 1, name)
+        if x.ndim == 0:  # PyTorch: axis 0 or -1 of a 0-d tensor, whose only position is 0
+            out = xp.zeros((), dtype=xp.int64)
+        elif x.shape[axis] == 0:
+            raise ValueError(f"{name}: axis {axis} of shape {x.shape} has no elements")
+        else:
+            out = getattr(xp, name)(x.data, axis=axis, keepdims=keepdims)
+    return from_op(as_array(out), x.backend, None)
 
 
 def _logical(x: Tensor, name: str, axis: Any, keepdims: bool) -> Tensor:

@@ -1,4 +1,5 @@
-"""Ops that move elements without computing on them: reshape, permute, broadcast, join, split."""
+"""Ops that move elements without computing on them: reshape, permute, broadcast, join, split,
+flip, roll, tile, repeat_interleave, clone."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from dparray._checks import check_int, check_tensor
 from dparray.autograd import Function
 from dparray.ops._util import broadcast_shapes, check_same_kind, normalize_axes, normalize_axis
+from dparray.ops.indexing import take
 from dparray.tensor import Tensor
 
 
@@ -127,6 +130,46 @@ class Stack(Function):
         return tuple(grad[key] for key in keys)
 
 
+class Flip(Function):
+    """``x`` with its entries in reverse order along ``axes``."""
+
+    def __init__(self, axes: tuple[int, ...]) -> None:
+        self.axes = axes
+
+    def forward(self, x: Any) -> Any:
+        return self.xp.flip(x, axis=self.axes)
+
+    def backward(self, grad: Any) -> Any:
+        return self.xp.flip(grad, axis=self.axes)
+
+
+class Roll(Function):
+    """``x`` shifted cyclically by ``shifts`` along ``axes`` (flattened when ``axes`` is None);
+    the gradient is shifted back."""
+
+    def __init__(self, shifts: int | tuple[int, ...], axes: tuple[int, ...] | None) -> None:
+        self.shifts = shifts
+        self.axes = axes
+
+    def forward(self, x: Any) -> Any:
+        return self.xp.roll(x, shift=self.shifts, axis=self.axes)
+
+    def backward(self, grad: Any) -> Any:
+        shifts = self.shifts
+        back = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+        return self.xp.roll(grad, shift=back, axis=self.axes)
+
+
+class Clone(Function):
+    """A copy of ``x`` in new memory; the gradient passes through."""
+
+    def forward(self, x: Any) -> Any:
+        return self.xp.asarray(x, copy=True)
+
+    def backward(self, grad: Any) -> Any:
+        return grad
+
+
 def _slice_axis(array: Any, axis: int, start: int, stop: int) -> Any:
     key = (*(slice(None),) * axis, slice(start, stop), Ellipsis)  # (no star in [] on 3.10)
     return array[key]
@@ -152,12 +195,12 @@ def _resolve_shape(shape: Sequence[int], from_shape: tuple[int, ...]) -> tuple[i
 
 def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
     """The elements of ``x`` in ``shape`` (one entry may be -1), in row-major order."""
-    return Reshape(tuple(shape))(x)
+    return Reshape(_int_tuple(shape, "shape", "reshape"))(x)
 
 
 def permute(x: Tensor, axes: Sequence[int]) -> Tensor:
     """``x`` with its axes reordered (the array API's ``permute_dims``)."""
-    return Permute(tuple(axes))(x)
+    return Permute(_int_tuple(axes, "axes", "permute"))(x)
 
 
 def transpose(x: Tensor, axis0: int = -2, axis1: int = -1) -> Tensor:
@@ -172,12 +215,12 @@ def transpose(x: Tensor, axis0: int = -2, axis1: int = -1) -> Tensor:
 
 def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     """``x`` broadcast to ``shape`` without copying."""
-    return BroadcastTo(tuple(shape))(x)
+    return BroadcastTo(_int_tuple(shape, "shape", "broadcast_to"))(x)
 
 
 def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
     """PyTorch's ``expand``: ``broadcast_to`` where -1 keeps a size."""
-    shape = tuple(shape)
+    shape = _int_tuple(shape, "shape", "expand")
     offset = len(shape) - x.ndim
     if offset < 0:
         raise ValueError(f"expand: shape {shape} has fewer dimensions than the tensor's {x.shape}")
@@ -241,14 +284,13 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
     last may be smaller); a sequence gives each piece's size and must add up to the axis."""
     a = normalize_axis(axis, x.ndim, "split")
     length = x.shape[a]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
-        if size <= 0:
-            raise ValueError(f"split: the piece size must be positive, got {size}")
+    if not isinstance(split_size_or_sections, (list, tuple)):
+        size = check_int(split_size_or_sections, "split_size_or_sections", "split", minimum=1)
         sizes = [min(size, length - start) for start in range(0, length, size)]
     else:
-        sizes = [int(n) for n in split_size_or_sections]
-        if any(n < 0 for n in sizes) or sum(sizes) != length:
+        sizes = [check_int(n, "each section size", "split", minimum=0)
+                 for n in split_size_or_sections]
+        if sum(sizes) != length:
             raise ValueError(f"split: sizes {sizes} do not add up to {length} (axis {axis})")
     pieces, start = [], 0
     prefix = (slice(None),) * a
@@ -262,10 +304,136 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
 def chunk(x: Tensor, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
     """``x`` in at most ``chunks`` pieces of ``ceil(n / chunks)`` along ``axis`` (PyTorch's
     rule, so there may be fewer pieces than asked for)."""
-    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks <= 0:
-        raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    chunks = check_int(chunks, "chunks", "chunk", minimum=1)
     length = x.shape[normalize_axis(axis, x.ndim, "chunk")]
     return split(x, max(1, -(-length // chunks)), axis=axis)
+
+
+def flip(x: Tensor, axis: Any = None) -> Tensor:
+    """``x`` with its entries in reverse order along ``axis`` (an int, a sequence of ints, or
+    None for every axis).
+
+    Examples:
+        >>> import dparray
+        >>> dparray.flip(dparray.tensor([[1, 2], [3, 4]]), axis=1).tolist()
+        [[2, 1], [4, 3]]
+    """
+    check_tensor(x, "x", "flip")
+    return Flip(normalize_axes(axis, x.ndim, "flip"))(x)
+
+
+def roll(x: Tensor, shift: int | Sequence[int], axis: int | Sequence[int] | None = None
+         ) -> Tensor:
+    """``x`` shifted cyclically by ``shift`` places along ``axis`` (the array API's ``roll``;
+    PyTorch's ``shifts`` and ``dims``): entries pushed off one end come back at the other.
+    With ``axis=None`` the tensor is rolled as if flattened; a sequence of axes takes one shift
+    each (or one int shift for all).
+
+    Examples:
+        >>> import dparray
+        >>> dparray.roll(dparray.tensor([1, 2, 3, 4]), 1).tolist()
+        [4, 1, 2, 3]
+    """
+    check_tensor(x, "x", "roll")
+    if axis is None:
+        return Roll(check_int(shift, "shift", "roll"), None)(x)
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    axes = tuple(normalize_axis(a, x.ndim, "roll") for a in axes)
+    if isinstance(shift, (list, tuple)):
+        shifts = tuple(check_int(s, "shift", "roll") for s in shift)
+        if len(shifts) != len(axes):
+            raise ValueError(
+                f"roll: {len(shifts)} shifts for {len(axes)} axes; give one shift per axis"
+            )
+    else:
+        shifts = (check_int(shift, "shift", "roll"),) * len(axes)
+    return Roll(shifts, axes)(x)
+
+
+def tile(x: Tensor, repetitions: int | Sequence[int]) -> Tensor:
+    """``x`` repeated ``repetitions[i]`` times along axis ``i``, as whole blocks (the array
+    API's and NumPy's ``tile``, PyTorch's ``Tensor.repeat``). With fewer repetitions than axes
+    the leading axes are repeated once; with more, ``x`` gains leading axes of size 1.
+
+    Examples:
+        >>> import dparray
+        >>> dparray.tile(dparray.tensor([1, 2]), (2, 2)).tolist()
+        [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    check_tensor(x, "x", "tile")
+    reps = tuple(repetitions) if isinstance(repetitions, (list, tuple)) else (repetitions,)
+    reps = tuple(check_int(r, "each repetition", "tile", minimum=0) for r in reps)
+    ndim = max(x.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - x.ndim) + x.shape
+    spread = tuple(n for pair in ((1, n) for n in shape) for n in pair)
+    repeated = tuple(n for pair in zip(reps, shape, strict=True) for n in pair)
+    blocks = BroadcastTo(repeated)(Reshape(spread)(x))
+    return Reshape(tuple(r * n for r, n in zip(reps, shape, strict=True)))(blocks)
+
+
+def repeat_interleave(x: Tensor, repeats: Any, axis: int | None = None) -> Tensor:
+    """Each entry of ``x`` repeated ``repeats`` times in place along ``axis`` (PyTorch's
+    ``repeat_interleave``, the array API's ``repeat``): ``repeats`` is an int, or one count
+    per entry (a 1-D integer tensor or a list). With ``axis=None`` ``x`` is flattened first.
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([1, 2, 3])
+        >>> dparray.repeat_interleave(x, 2).tolist()
+        [1, 1, 2, 2, 3, 3]
+        >>> dparray.repeat_interleave(x, [0, 1, 2]).tolist()
+        [2, 3, 3]
+    """
+    check_tensor(x, "x", "repeat_interleave")
+    if axis is None:
+        x, a = Reshape((-1,))(x), 0
+    else:
+        a = normalize_axis(axis, x.ndim, "repeat_interleave")
+    counts = _repeat_counts(repeats, x.shape[a])
+    if isinstance(counts, list):
+        positions = [i for i, count in enumerate(counts) for _ in range(count)]
+        return take(x, positions, axis=a)
+    shape = x.shape
+    block = (*shape[:a + 1], 1, *shape[a + 1:])
+    spread = BroadcastTo((*shape[:a + 1], counts, *shape[a + 1:]))(Reshape(block)(x))
+    return Reshape((*shape[:a], shape[a] * counts, *shape[a + 1:]))(spread)
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy of ``x`` in new memory, differentiable (the gradient passes through). dparray
+    never writes into arrays, so a clone behaves exactly like ``x``; it exists for code
+    written for PyTorch."""
+    check_tensor(x, "x", "clone")
+    return Clone()(x)
+
+
+def _repeat_counts(repeats: Any, length: int) -> int | list[int]:
+    """``repeats`` as one int, or as one non-negative int per entry of an axis of ``length``."""
+    if isinstance(repeats, Tensor):
+        if repeats.dtype.kind not in ("int", "uint") or repeats.ndim > 1:
+            raise TypeError(
+                f"repeat_interleave: a repeats tensor must hold integers in at most one "
+                f"dimension, got {repeats.dtype.name} of shape {repeats.shape}"
+            )
+        repeats = repeats.tolist()  # the result's length depends on these values
+    if not isinstance(repeats, (list, tuple)):
+        return check_int(repeats, "repeats", "repeat_interleave", minimum=0)
+    counts = [check_int(r, "each of repeats", "repeat_interleave", minimum=0) for r in repeats]
+    if len(counts) == 1:
+        return counts[0]
+    if len(counts) != length:
+        raise ValueError(
+            f"repeat_interleave: {len(counts)} repeats for an axis of {length} entries"
+        )
+    return counts
+
+
+def _int_tuple(value: Any, name: str, op: str) -> tuple[int, ...]:
+    """An int or a sequence of ints as a tuple of ints; a TypeError for anything else."""
+    if isinstance(value, (list, tuple)):
+        return tuple(check_int(n, f"each entry of {name}", op) for n in value)
+    return (check_int(value, name, op),)
 
 
 def _tensor_sequence(tensors: Any, op: str) -> list[Tensor]:

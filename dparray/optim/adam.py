@@ -3,23 +3,53 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dparray._checks import check_number, describe
 from dparray.optim.optimizer import Optimizer
 
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba), as PyTorch computes it: ``weight_decay`` is an L2 term added to
-    the gradient; the step is ``lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)``."""
+    the gradient; the step is ``lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)``.
+
+    Examples:
+        >>> import dparray as dp
+        >>> w = dp.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = Adam([w], lr=0.1)
+        >>> opt.step((w * w).sum().backward())
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.9, -1.9]
+    """
 
     decoupled = False
+    state_arrays = ("exp_avg", "exp_avg_sq")
+    kernel = "adam_update"
+    state_counts = ("step",)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0) -> None:
-        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay})
+
+    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """The base's checks, and ``eps`` finite and non-negative, ``betas`` a pair of
+        numbers in ``[0, 1)`` (kept as a tuple of floats)."""
+        checked = super().check_options(options, where)
+        if "eps" in checked:
+            checked["eps"] = check_number(checked["eps"], "eps", where, minimum=0.0)
+        if "betas" in checked:
+            betas = checked["betas"]
+            if not isinstance(betas, (list, tuple)):
+                raise TypeError(f"{where}: betas must be a pair of numbers, got "
+                                f"{describe(betas)}")
+            if len(betas) != 2:
+                raise ValueError(f"{where}: betas must be a pair of numbers, got {betas!r}")
+            checked["betas"] = tuple(check_number(b, f"betas[{i}]", where, minimum=0.0,
+                                                  below=1.0) for i, b in enumerate(betas))
+        return checked
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
@@ -50,4 +80,3 @@ class AdamW(Adam):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2) -> None:
         super().__init__(params, lr, betas, eps, weight_decay)
-

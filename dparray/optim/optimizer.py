@@ -1,10 +1,16 @@
 """The optimizer base: parameter groups, per-parameter state, checked steps, state dicts.
 
-``step(grads)`` takes the ``dparray.Gradients`` that ``backward()`` returns. It checks
-everything first -- that every gradient belongs to a parameter of this optimizer and has its
-shape -- and only then updates, so a bad call changes nothing. Updates compute new arrays with
-the backend's namespace and rebind ``param.data``: parameters keep their identity, and no
-array is ever modified in place.
+Nothing here ever half-applies. ``step(grads)`` checks everything it will read first -- that
+every gradient belongs to a parameter of this optimizer and has its shape and backend, every
+group's options, every parameter's saved state -- and only then updates. ``load_state_dict``
+checks and converts the whole state dict before it changes anything. A refused call (a
+TypeError for a wrong type, a ValueError for a wrong value) leaves the optimizer and the
+parameters as they were.
+
+Updates compute new arrays with the backend's namespace and rebind ``param.data``: parameters
+keep their identity and no array is ever modified in place. A gradient of another floating
+dtype is cast to its parameter's dtype first, so parameters and state keep their dtype (what
+PyTorch's in-place updates do).
 """
 
 from __future__ import annotations
@@ -13,78 +19,117 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dparray import dtypes as _dtypes
+from dparray._checks import check_int, check_number, describe
 from dparray.creation import tensor as _to_tensor
 from dparray.gradients import Gradients
+from dparray.kernels import resolve
 from dparray.tensor import Tensor
 
 
 class Optimizer:
-    """Base class: subclasses set ``defaults`` and implement ``update``.
+    """Base class: subclasses pass their ``defaults``, extend ``check_options`` and implement
+    ``update``.
 
     ``params`` is an iterable of tensors, or of dicts ``{"params": [...], **options}`` for
     groups with their own options (PyTorch's parameter groups); a scheduler changes a group's
-    ``"lr"``.
+    ``"lr"``. A parameter's state holds either nothing (before its first update) or every
+    entry the subclass names: ``state_arrays`` (arrays of the parameter's shape and dtype),
+    ``state_counts`` (non-negative ints, such as Adam's ``"step"``) and ``state_scalars``
+    (finite floats, such as NAdam's ``"mu_product"``); ``state_keys`` narrows the required
+    entries where they depend on the group's options.
     """
 
+    state_arrays: tuple[str, ...] = ()
+    state_counts: tuple[str, ...] = ()
+    state_scalars: tuple[str, ...] = ()
+    kernel: str | None = None
+    """The name of ``update``'s entry in a backend's kernel table: a function with
+    ``update``'s signature (the optimizer first) that computes the same step in one pass."""
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
-        _check_hyperparameters(type(self).__name__, defaults)
-        items = list(params)
-        if not items:
-            raise ValueError(f"{type(self).__name__} got an empty parameter list")
-        groups = items if isinstance(items[0], Mapping) else [{"params": items}]
-        self.defaults = dict(defaults)
+        name = type(self).__name__
+        self.defaults = self.check_options(defaults, name)
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[Tensor, dict[str, Any]] = {}
         seen: set[int] = set()
-        for group in groups:
-            group = {**defaults, **group, "params": list(group["params"])}
-            _check_hyperparameters(type(self).__name__, group)
-            for p in group["params"]:
-                if not isinstance(p, Tensor):
-                    raise TypeError(f"{type(self).__name__} optimizes Tensors, got "
-                                    f"{type(p).__name__}")
+        for i, group in enumerate(_parameter_groups(params, name)):
+            where = f"{name}: parameter group {i}"
+            options = self.check_options({**self.defaults, **group}, where)
+            members = _group_params(group["params"], where)
+            for p in members:
                 if id(p) in seen:
-                    raise ValueError(f"{type(self).__name__}: a parameter appears twice")
+                    raise ValueError(f"{name}: a parameter appears twice")
                 seen.add(id(p))
-            self.param_groups.append(group)
+            self.param_groups.append({**options, "params": members})
 
     def __repr__(self) -> str:
         options = {k: v for k, v in self.param_groups[0].items() if k != "params"}
         return f"{type(self).__name__}({options})"
 
+    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """``options`` with the known ones checked and normalised (numbers as Python floats,
+        so NEP 50 never promotes a parameter); other keys pass unchanged, as in PyTorch.
+
+        The base checks ``lr`` and ``weight_decay``: finite and non-negative.
+        """
+        checked = {k: v for k, v in options.items() if k != "params"}
+        for key in ("lr", "weight_decay"):
+            if key in checked:
+                checked[key] = check_number(checked[key], key, where, minimum=0.0)
+        return checked
+
+    def state_keys(self, group: Mapping[str, Any]) -> tuple[str, ...]:
+        """The state entries a parameter of ``group`` (its checked options) holds once
+        updated: every declared one, unless a subclass keeps some only under some options
+        (RMSprop's ``"momentum_buffer"`` with ``momentum > 0``). Other declared entries may
+        be present too, as PyTorch keeps a buffer after its option is turned off."""
+        return (*self.state_arrays, *self.state_counts, *self.state_scalars)
+
     def step(self, grads: Gradients) -> None:
         """Update every parameter that has a gradient in ``grads``."""
+        where = f"{type(self).__name__}.step"
         if not isinstance(grads, Gradients):
-            raise TypeError(f"{type(self).__name__}.step needs the Gradients that backward() "
-                            f"returns, got {type(grads).__name__}")
+            raise TypeError(f"{where} needs the Gradients that backward() returns, got "
+                            f"{type(grads).__name__}")
         mine = {id(p) for group in self.param_groups for p in group["params"]}
         unknown = [v for v in grads if id(v) not in mine]
         if unknown:
             raise ValueError(
-                f"{type(self).__name__}.step: {len(unknown)} gradient(s) for tensors this "
-                f"optimizer does not update (shapes {[v.shape for v in unknown]}); pass their "
-                "parameters to the optimizer or leave them out of the loss's variables"
+                f"{where}: {len(unknown)} gradient(s) for tensors this optimizer does not "
+                f"update (shapes {[v.shape for v in unknown]}); pass their parameters to the "
+                "optimizer or leave them out of the loss's variables"
             )
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = grads.get(p)
-                if g is not None and (g.shape != p.shape or g.backend is not p.backend):
-                    raise ValueError(
-                        f"{type(self).__name__}.step: gradient of shape {g.shape} on "
-                        f"{g.backend.name!r} for a parameter of shape {p.shape} on "
-                        f"{p.backend.name!r}"
-                    )
-        for group in self.param_groups:
+        plan = []
+        index = 0
+        for gi, group in enumerate(self.param_groups):
+            options = self.check_options(group, f"{where}: parameter group {gi}")
             for p in group["params"]:
                 g = grads.get(p)
                 if g is not None:
-                    state = self.state.setdefault(p, {})
-                    p.data = self.update(p.backend.xp, p.data, g.data, state, group)
+                    if g.shape != p.shape or g.backend is not p.backend:
+                        raise ValueError(
+                            f"{where}: gradient of shape {g.shape} on {g.backend.name!r} for a "
+                            f"parameter of shape {p.shape} on {p.backend.name!r}"
+                        )
+                    state = self._checked_state(self.state.get(p, {}), p, index, where,
+                                                options)
+                    plan.append((p, _in_dtype_of(p, g), state, options))
+                index += 1
+        reference = type(self).update
+        for p, grad, state, options in plan:
+            update = reference if self.kernel is None else resolve(p.backend, self.kernel,
+                                                                   reference)
+            new_value = update(self, p.backend.xp, p.data, grad, state, options)
+            p.data, self.state[p] = new_value, state
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
-        """The new value of one parameter, computed with its backend's namespace ``xp``;
-        ``state`` is this parameter's, kept between steps."""
+        """The new value of one parameter, computed with its backend's namespace ``xp``.
+
+        ``grad`` has the parameter's dtype; ``state`` is this parameter's (a checked copy:
+        write the new entries into it); ``group`` holds the checked options.
+        """
         raise NotImplementedError
 
     def state_dict(self) -> dict[str, Any]:
@@ -98,57 +143,181 @@ class Optimizer:
                 ids.append(index[p])
             groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": ids})
         state = {
-            index[p]: {k: Tensor(v, p.backend) if _is_array(v) else v for k, v in s.items()}
+            index[p]: {k: Tensor(v, p.backend) if k in self.state_arrays else v
+                       for k, v in s.items()}
             for p, s in self.state.items() if p in index
         }
         return {"state": state, "param_groups": copy.deepcopy(groups)}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore what ``state_dict`` returned; checked in full before anything changes."""
-        groups = state_dict.get("param_groups")
-        saved_state = state_dict.get("state")
-        if not isinstance(groups, list) or not isinstance(saved_state, Mapping):
-            raise ValueError("an optimizer state dict has 'state' and 'param_groups'")
-        if len(groups) != len(self.param_groups) or any(
-            len(g["params"]) != len(mine["params"]) for g, mine in zip(groups, self.param_groups,
-                                                                     strict=True)
-        ):
-            raise ValueError(f"{type(self).__name__}.load_state_dict: the state dict's groups "
-                             "do not match this optimizer's")
-        params = [p for group in self.param_groups for p in group["params"]]
+        """Restore what ``state_dict`` returned.
+
+        Everything is checked and converted first -- the groups and their options, every
+        state entry's keys, the shapes and dtypes of its tensors against the parameter (a
+        floating tensor is cast to the parameter's dtype and moved to its backend), counts --
+        so a refused state dict changes nothing and an accepted one cannot make the next
+        ``step()`` fail.
+        """
+        where = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"{where} needs a mapping, got {type(state_dict).__name__}")
+        missing = [key for key in ("state", "param_groups") if key not in state_dict]
+        if missing:
+            raise ValueError(f"{where}: the state dict has no {' or '.join(map(repr, missing))}")
+        groups, saved_state = state_dict["param_groups"], state_dict["state"]
+        if not isinstance(groups, (list, tuple)):
+            raise TypeError(f"{where}: 'param_groups' must be a list, got "
+                            f"{type(groups).__name__}")
+        if not isinstance(saved_state, Mapping):
+            raise TypeError(f"{where}: 'state' must be a mapping, got "
+                            f"{type(saved_state).__name__}")
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"{where}: the state dict's groups do not match this optimizer's "
+                             f"({len(groups)} groups, not {len(self.param_groups)})")
+        by_id: dict[int, tuple[Tensor, int, int]] = {}
+        new_options = []
+        index = 0
+        for gi, (saved, group) in enumerate(zip(groups, self.param_groups, strict=True)):
+            group_where = f"{where}: parameter group {gi}"
+            if not isinstance(saved, Mapping):
+                raise TypeError(f"{group_where} must be a mapping, got {type(saved).__name__}")
+            if "params" not in saved:
+                raise ValueError(f"{group_where} has no 'params'")
+            ids = saved["params"]
+            if not isinstance(ids, (list, tuple)):
+                raise TypeError(f"{group_where}: 'params' must be a list of ids, got "
+                                f"{describe(ids)}")
+            if len(ids) != len(group["params"]):
+                raise ValueError(f"{where}: the state dict's groups do not match this "
+                                 f"optimizer's (group {gi} has {len(ids)} parameters, not "
+                                 f"{len(group['params'])})")
+            for saved_id, p in zip(ids, group["params"], strict=True):
+                saved_id = check_int(saved_id, "each parameter id", group_where)
+                if saved_id in by_id:
+                    raise ValueError(f"{where}: parameter id {saved_id} appears twice")
+                by_id[saved_id] = (p, index, gi)
+                index += 1
+            current = {k: v for k, v in group.items() if k != "params"}
+            saved_options = {k: v for k, v in saved.items() if k != "params"}
+            new_options.append(self.check_options({**current, **saved_options}, group_where))
         new_state: dict[Tensor, dict[str, Any]] = {}
-        for i, entry in saved_state.items():
-            if not 0 <= int(i) < len(params):
-                raise ValueError(f"{type(self).__name__}.load_state_dict: no parameter {i}")
-            p = params[int(i)]
-            restored = {}
-            for key, value in entry.items():
-                if isinstance(value, Tensor):
-                    if value.shape != p.shape:
-                        raise ValueError(f"{type(self).__name__}.load_state_dict: {key} of "
-                                         f"parameter {i} has shape {value.shape}, not {p.shape}")
-                    value = _to_tensor(value, dtype=p.dtype, backend=p.backend).data
-                restored[key] = value
-            new_state[p] = restored
-        options = [{k: v for k, v in saved.items() if k != "params"} for saved in groups]
-        for group_options in options:
-            _check_hyperparameters(type(self).__name__, group_options)
-        for mine, group_options in zip(self.param_groups, options, strict=True):
-            mine.update(group_options)
+        for key, entry in saved_state.items():
+            saved_id = check_int(key, "each state key", where)
+            if saved_id not in by_id:
+                raise ValueError(f"{where}: state for parameter id {saved_id}, which no group "
+                                 "lists")
+            p, position, gi = by_id[saved_id]
+            new_state[p] = self._checked_state(entry, p, position, where, new_options[gi],
+                                               loading=True)
+        for group, options in zip(self.param_groups, new_options, strict=True):
+            group.update(options)
         self.state = new_state
 
+    def _checked_state(self, entry: Any, p: Tensor, position: int, where: str,
+                       group: Mapping[str, Any], *, loading: bool = False) -> dict[str, Any]:
+        """A checked copy of one parameter's state: no entries, or those ``state_keys(group)``
+        requires and no undeclared one; arrays of the parameter's shape in its dtype (Tensors
+        from a state dict converted to its backend); counts as non-negative ints; scalars as
+        finite floats. ``position`` names the parameter."""
+        if not isinstance(entry, Mapping):
+            raise TypeError(f"{where}: the state of parameter {position} must be a mapping, "
+                            f"got {type(entry).__name__}")
+        if not entry:
+            return {}
+        declared = (*self.state_arrays, *self.state_counts, *self.state_scalars)
+        expected = self.state_keys(group)
+        unknown = [repr(k) for k in entry if k not in declared]
+        absent = [repr(k) for k in expected if k not in entry]
+        if unknown or absent:
+            problems = ([f"unknown {', '.join(unknown)}"] if unknown else []) + (
+                [f"missing {', '.join(absent)}"] if absent else [])
+            raise ValueError(f"{where}: the state of parameter {position} for "
+                             f"{type(self).__name__} needs {', '.join(map(repr, expected))}: "
+                             f"{'; '.join(problems)}")
+        checked: dict[str, Any] = {}
+        for key in self.state_counts:
+            if key not in entry:
+                continue
+            value = entry[key]
+            checked[key] = value if type(value) is int and value >= 0 else check_int(
+                value, f"{key} of parameter {position}", where, minimum=0)
+        for key in self.state_scalars:
+            if key in entry:
+                checked[key] = check_number(entry[key], f"{key} of parameter {position}", where)
+        for key in self.state_arrays:
+            if key not in entry:
+                continue
+            value = entry[key]
+            if (not loading and getattr(value, "dtype", None) == p.data.dtype
+                    and tuple(getattr(value, "shape", ())) == p.shape):
+                checked[key] = value  # what the last step() wrote: the common case, kept fast
+            else:
+                checked[key] = _checked_array(value, p, f"{key} of parameter {position}",
+                                              where, loading)
+        return checked
 
-def _is_array(value: Any) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype")
+
+def _checked_array(value: Any, p: Tensor, name: str, where: str, loading: bool) -> Any:
+    """A state array of ``p``'s shape, as an array of ``p``'s backend and dtype."""
+    if loading and not isinstance(value, Tensor):
+        raise TypeError(f"{where}: {name} must be a Tensor, got {describe(value)}")
+    if not hasattr(value, "shape") or not hasattr(value, "dtype"):
+        raise TypeError(f"{where}: {name} must be an array, got {describe(value)}")
+    shape = tuple(value.shape)
+    if shape != p.shape:
+        raise ValueError(f"{where}: {name} has shape {shape}, not {p.shape}")
+    try:
+        dtype = value.dtype if isinstance(value, Tensor) else _dtypes.dtype_of(p.backend, value)
+    except TypeError as error:
+        raise TypeError(f"{where}: {name}: {error}") from None
+    if not dtype.is_floating:
+        raise ValueError(f"{where}: {name} has dtype {dtype.name}; optimizer state is floating")
+    if isinstance(value, Tensor):
+        return _to_tensor(value, dtype=p.dtype, backend=p.backend).data
+    return p.backend.xp.astype(value, p.data.dtype)
 
 
-def _check_hyperparameters(name: str, options: Mapping[str, Any]) -> None:
-    """Learning rates, momenta and decays must be non-negative numbers."""
-    for key in ("lr", "momentum", "dampening", "weight_decay", "eps"):
-        value = options.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or value < 0):
-            raise ValueError(f"{name}: {key} must be a non-negative number, got {value!r}")
-    betas = options.get("betas")
-    if betas is not None and not (len(betas) == 2 and all(0.0 <= b < 1.0 for b in betas)):
-        raise ValueError(f"{name}: betas must be two numbers in [0, 1), got {betas!r}")
+def _in_dtype_of(p: Tensor, g: Tensor) -> Any:
+    """``g``'s array in ``p``'s dtype: a float64 gradient must not make a float32 parameter
+    float64."""
+    if g.data.dtype == p.data.dtype:
+        return g.data
+    return p.backend.xp.astype(g.data, p.data.dtype)
+
+
+def _parameter_groups(params: Any, name: str) -> list[Mapping[str, Any]]:
+    """``params`` as a list of group mappings, each with its ``"params"``."""
+    if isinstance(params, (Tensor, Mapping)) or not isinstance(params, Iterable):
+        raise TypeError(f"{name} needs an iterable of Tensors or of parameter-group dicts, "
+                        f"got {type(params).__name__}")
+    items = list(params)
+    if not items:
+        raise ValueError(f"{name} got an empty parameter list")
+    grouped = isinstance(items[0], Mapping)
+    for i, item in enumerate(items):
+        if isinstance(item, Mapping) != grouped:
+            raise TypeError(f"{name}: give either Tensors or parameter-group dicts, not both; "
+                            f"item 0 is a {type(items[0]).__name__}, item {i} a "
+                            f"{type(item).__name__}")
+    if not grouped:
+        return [{"params": items}]
+    for i, item in enumerate(items):
+        if "params" not in item:
+            raise ValueError(f"{name}: parameter group {i} has no 'params' (a group is a dict "
+                             "{'params': [tensors...], **options})")
+    return items
+
+
+def _group_params(params: Any, where: str) -> list[Tensor]:
+    """A group's ``"params"``: one Tensor or an iterable of Tensors, as a list."""
+    if isinstance(params, Tensor):
+        return [params]
+    if isinstance(params, (str, Mapping)) or not isinstance(params, Iterable):
+        raise TypeError(f"{where}: 'params' must be an iterable of Tensors, got "
+                        f"{type(params).__name__}")
+    members = list(params)
+    for p in members:
+        if not isinstance(p, Tensor):
+            raise TypeError(f"{where}: optimizes Tensors, got {type(p).__name__}")
+    return members
+

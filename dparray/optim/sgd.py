@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dparray._checks import check_bool, check_number
 from dparray.optim.optimizer import Optimizer
 
 
@@ -22,13 +23,27 @@ class SGD(Optimizer):
         [0.0, 0.0]
     """
 
+    state_arrays = ("momentum_buffer",)
+    kernel = "sgd_update"
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0,
                  nesterov: bool = False) -> None:
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
                                   "weight_decay": weight_decay, "nesterov": nesterov})
+
+    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """The base's checks, and ``momentum``, ``dampening`` finite and non-negative;
+        ``nesterov`` a bool that needs ``momentum > 0`` and ``dampening == 0``."""
+        checked = super().check_options(options, where)
+        for key in ("momentum", "dampening"):
+            if key in checked:
+                checked[key] = check_number(checked[key], key, where, minimum=0.0)
+        if "nesterov" in checked:
+            nesterov = check_bool(checked["nesterov"], "nesterov", where)
+            if nesterov and (checked.get("momentum", 0.0) <= 0 or checked.get("dampening", 0.0)):
+                raise ValueError(f"{where}: nesterov needs momentum > 0 and dampening = 0")
+        return checked
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:

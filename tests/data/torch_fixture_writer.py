@@ -14,7 +14,11 @@ it with ``tests/torch_reference.py`` and needs no PyTorch. For each case the fil
   and of the parameters.
 
 The header's metadata ``cases`` is JSON: for each case the layer's name in ``dparray.nn``, its
-constructor arguments, non-tensor keyword inputs, and whether it runs in training mode.
+constructor arguments, non-tensor keyword inputs, and whether it runs in training mode. A
+tensor constructor argument (a loss's class weights) is stored as ``<case>/arg.<name>`` and
+written in the JSON as ``{"tensor": "arg.<name>"}``. A layer constructor argument (a
+Transformer's encoder layer) is given in ``kwargs`` as ``{"layer": name, "kwargs": {...}}``,
+which the reader builds as it builds the case's own layer.
 
     ../torch-venv/bin/python tests/data/make_<family>_fixtures.py    # any env with torch
 """
@@ -105,8 +109,14 @@ def write(family: str, cases: list[TorchCase], seed: int = 0) -> pathlib.Path:
         if "/" in case.name:
             raise ValueError(f"case names cannot contain '/': {case.name!r}")
         for key, value in record(case, generator).items():
-            tensors[f"{case.name}/{key}"] = value.detach().contiguous()
-        described[case.name] = {"layer": case.layer, "kwargs": case.kwargs,
+            tensors[f"{case.name}/{key}"] = value.detach().clone().contiguous()
+        kwargs = {}
+        for key, value in case.kwargs.items():  # tensor arguments (class weights) as tensors
+            if isinstance(value, torch.Tensor):
+                tensors[f"{case.name}/arg.{key}"] = value.double().contiguous()
+                value = {"tensor": f"arg.{key}"}
+            kwargs[key] = value
+        described[case.name] = {"layer": case.layer, "kwargs": kwargs,
                                 "plain_kwargs": case.plain_kwargs, "training": case.training}
     path = HERE / f"{family}.safetensors"
     save_file(tensors, path, metadata={"cases": json.dumps(described),

@@ -4,6 +4,7 @@
 
 Each rank starts from its own random parameters (the broadcast must replace them with rank
 0's) and its own batch; it saves the parameters after the broadcast and after the step.
+mpi4py's pickle is disabled: nothing in dparray.distributed may unpickle.
 """
 
 import argparse
@@ -30,6 +31,9 @@ def main():
     parser.add_argument("--data-parallel", action="store_true")
     parser.add_argument("--bucket-mb", type=float, default=25.0)
     args = parser.parse_args()
+    from no_pickle import forbid_pickle  # here, not at the top: the tests import this file
+
+    forbid_pickle()
     me = rank()
     module = build(seed=me)  # different on every rank until the broadcast
     inner = dp.DataParallel(module, 2, execution="threads") if args.data_parallel else module

@@ -1,0 +1,402 @@
+"""The compiled loops behind the NumPy backend's kernels (``_numpy_kernels.py``).
+
+Every loop is compiled by Numba with ``nogil=True`` (DataParallel's threads run them at the
+same time), ``error_model="numpy"`` (IEEE results for 0/0, as the references give),
+``parallel=True`` (``prange`` spreads one call over the cores; inside a
+DataParallel region each worker asks for one thread, see ``_numba_setup``) and ``cache=True``
+(the compile cost is paid once per machine, not per process). No ``fastmath``: float64 results
+agree with the array-API references to a few ulps. Sums accumulate in float64 whatever the
+input dtype, so float32 results are as accurate as the references' or better.
+
+Loops take contiguous arrays and write into arrays the caller allocates; the caller
+(``_numpy_kernels.py``) reshapes, makes inputs contiguous and handles the rare layouts the loops
+do not cover by falling back to the reference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import prange
+
+# error_model="numpy": a division by zero gives inf or NaN, as in the references, instead of
+# raising ZeroDivisionError (Numba's default follows Python)
+jit = numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
+
+# ----------------------------------------------------------------------- normalisation
+# rows: x is (M, D), statistics per row, affine parameters per column.
+# channels: x is (N, C, L), statistics per channel over N and L, affine parameters per channel.
+
+
+@jit
+def rows_forward(x, weight, bias, eps, out, mean, rstd):  # pragma: no cover - compiled
+    rows, features = x.shape
+    for i in prange(rows):
+        total = 0.0
+        for j in range(features):
+            total += x[i, j]
+        mu = total / features
+        squares = 0.0
+        for j in range(features):
+            d = x[i, j] - mu
+            squares += d * d
+        r = 1.0 / math.sqrt(squares / features + eps)
+        mean[i] = mu
+        rstd[i] = r
+        for j in range(features):
+            out[i, j] = (x[i, j] - mu) * r * weight[j] + bias[j]
+
+
+@jit
+def rows_backward(dy, x, mean, rstd, weight, dx, partial_w, partial_b):  # pragma: no cover
+    rows, features = x.shape
+    blocks = partial_w.shape[0]
+    for block in prange(blocks):
+        for i in range(block * rows // blocks, (block + 1) * rows // blocks):
+            mu, r = mean[i], rstd[i]
+            sum_g = 0.0
+            sum_gx = 0.0
+            for j in range(features):
+                xhat = (x[i, j] - mu) * r
+                g = dy[i, j] * weight[j]
+                sum_g += g
+                sum_gx += g * xhat
+                partial_w[block, j] += dy[i, j] * xhat
+                partial_b[block, j] += dy[i, j]
+            mean_g = sum_g / features
+            mean_gx = sum_gx / features
+            for j in range(features):
+                xhat = (x[i, j] - mu) * r
+                dx[i, j] = r * (dy[i, j] * weight[j] - mean_g - xhat * mean_gx)
+
+
+@jit
+def channels_forward(x, weight, bias, eps, out, mean, var, rstd):  # pragma: no cover
+    batch, channels, length = x.shape
+    count = batch * length
+    for c in prange(channels):
+        total = 0.0
+        for n in range(batch):
+            for j in range(length):
+                total += x[n, c, j]
+        mu = total / count
+        squares = 0.0
+        for n in range(batch):
+            for j in range(length):
+                d = x[n, c, j] - mu
+                squares += d * d
+        r = 1.0 / math.sqrt(squares / count + eps)
+        mean[c] = mu
+        var[c] = squares / count
+        rstd[c] = r
+        scale, shift = r * weight[c], bias[c]
+        for n in range(batch):
+            for j in range(length):
+                out[n, c, j] = (x[n, c, j] - mu) * scale + shift
+
+
+@jit
+def channels_backward(dy, x, mean, rstd, weight, dx, grad_w, grad_b):  # pragma: no cover
+    batch, channels, length = x.shape
+    count = batch * length
+    for c in prange(channels):
+        mu, r, w = mean[c], rstd[c], weight[c]
+        sum_dy = 0.0
+        sum_dyx = 0.0
+        for n in range(batch):
+            for j in range(length):
+                sum_dy += dy[n, c, j]
+                sum_dyx += dy[n, c, j] * (x[n, c, j] - mu) * r
+        grad_w[c] = sum_dyx
+        grad_b[c] = sum_dy
+        mean_g = w * sum_dy / count
+        mean_gx = w * sum_dyx / count
+        for n in range(batch):
+            for j in range(length):
+                xhat = (x[n, c, j] - mu) * r
+                dx[n, c, j] = r * (dy[n, c, j] * w - mean_g - xhat * mean_gx)
+
+
+# ----------------------------------------------------------------------- GELU
+SQRT_HALF = math.sqrt(0.5)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+GELU_CUBIC = 0.044715
+
+
+@jit
+def gelu_forward(x, out, cdf):  # pragma: no cover - compiled
+    for i in prange(x.shape[0]):
+        v = x[i]
+        c = 0.5 * (1.0 + math.erf(v * SQRT_HALF))
+        cdf[i] = c
+        out[i] = v * c
+
+
+@jit
+def gelu_backward(grad, x, cdf, out):  # pragma: no cover - compiled
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = grad[i] * (cdf[i] + v * math.exp(-0.5 * v * v) * INV_SQRT_2PI)
+
+
+@jit
+def gelu_tanh_forward(x, out, t):  # pragma: no cover - compiled
+    for i in prange(x.shape[0]):
+        v = x[i]
+        h = math.tanh(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v))
+        t[i] = h
+        out[i] = 0.5 * v * (1.0 + h)
+
+
+@jit
+def gelu_tanh_backward(grad, x, t, out):  # pragma: no cover - compiled
+    for i in prange(x.shape[0]):
+        v, h = x[i], t[i]
+        inner = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_CUBIC * v * v)
+        out[i] = grad[i] * (0.5 * (1.0 + h) + 0.5 * v * (1.0 - h * h) * inner)
+
+
+# ----------------------------------------------------------------------- softmax, by rows
+@jit
+def softmax_rows(x, out, log):  # pragma: no cover - compiled
+    rows, width = x.shape
+    for i in prange(rows):
+        top = x[i, 0]
+        for j in range(1, width):
+            if x[i, j] > top or math.isnan(x[i, j]):
+                top = x[i, j]
+        if math.isinf(top) and top < 0:
+            top = 0.0  # a row of -inf: exp(-inf) = 0 everywhere, as the reference computes
+        total = 0.0
+        for j in range(width):
+            total += math.exp(x[i, j] - top)
+        if log:
+            shift = top + math.log(total)
+            for j in range(width):
+                out[i, j] = x[i, j] - shift
+        else:
+            for j in range(width):
+                out[i, j] = math.exp(x[i, j] - top) / total
+
+
+@jit
+def softmax_rows_backward(grad, out, result, log):  # pragma: no cover - compiled
+    rows, width = out.shape
+    for i in prange(rows):
+        total = 0.0
+        if log:
+            for j in range(width):
+                total += grad[i, j]
+            for j in range(width):
+                result[i, j] = grad[i, j] - math.exp(out[i, j]) * total
+        else:
+            for j in range(width):
+                total += grad[i, j] * out[i, j]
+            for j in range(width):
+                result[i, j] = out[i, j] * (grad[i, j] - total)
+
+
+@jit
+def cross_entropy_rows(logits, target, log_probs, picked, spread, class_weight):  # pragma: no cover
+    rows, classes = logits.shape
+    for i in prange(rows):
+        top = logits[i, 0]
+        for j in range(1, classes):
+            if logits[i, j] > top or math.isnan(logits[i, j]):
+                top = logits[i, j]
+        total = 0.0
+        for j in range(classes):
+            total += math.exp(logits[i, j] - top)
+        shift = top + math.log(total)
+        weighted = 0.0
+        for j in range(classes):
+            value = logits[i, j] - shift
+            log_probs[i, j] = value
+            weighted += value * class_weight[j]
+        picked[i] = log_probs[i, target[i]]
+        spread[i] = weighted
+
+
+@jit
+def cross_entropy_rows_backward(log_probs, target, coefficient, pick_mass, class_mass, share,
+                                out):  # pragma: no cover - compiled
+    rows, classes = log_probs.shape
+    for i in prange(rows):
+        s, k = share[i], coefficient[i]
+        for j in range(classes):
+            out[i, j] = (math.exp(log_probs[i, j]) * k - class_mass[j]) * s
+        out[i, target[i]] -= pick_mass[i] * s
+
+
+# ----------------------------------------------------------------------- pooling
+# x is (P, H, W): the N * C image planes; out and winner are (P, OH, OW).
+
+
+@jit
+def max_pool_forward(x, kh, kw, sh, sw, ph, pw, dh, dw, out, winner):  # pragma: no cover
+    planes, height, width = x.shape
+    _, out_h, out_w = out.shape
+    for p in prange(planes):
+        for oh in range(out_h):
+            for ow in range(out_w):
+                best = -np.inf
+                best_k = 0
+                found = False
+                for i in range(kh):
+                    h = oh * sh - ph + i * dh
+                    for j in range(kw):
+                        w = ow * sw - pw + j * dw
+                        inside = 0 <= h < height and 0 <= w < width
+                        v = x[p, h, w] if inside else -np.inf
+                        if not found and (v > best or math.isnan(v)):
+                            best = v
+                            best_k = i * kw + j
+                            found = math.isnan(v)  # a NaN wins, and stays the winner
+                out[p, oh, ow] = best
+                winner[p, oh, ow] = best_k
+
+
+@jit
+def max_pool_backward(grad, winner, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover
+    planes, out_h, out_w = grad.shape
+    for p in prange(planes):
+        for oh in range(out_h):
+            for ow in range(out_w):
+                k = winner[p, oh, ow]
+                h = oh * sh - ph + (k // kw) * dh
+                w = ow * sw - pw + (k % kw) * dw
+                out[p, h, w] += grad[p, oh, ow]
+
+
+@jit
+def avg_pool_forward(x, kh, kw, sh, sw, ph, pw, divisor, out):  # pragma: no cover
+    planes, height, width = x.shape
+    _, out_h, out_w = out.shape
+    for p in prange(planes):
+        for oh in range(out_h):
+            for ow in range(out_w):
+                total = 0.0
+                for i in range(kh):
+                    h = oh * sh - ph + i
+                    if 0 <= h < height:
+                        for j in range(kw):
+                            w = ow * sw - pw + j
+                            if 0 <= w < width:
+                                total += x[p, h, w]
+                out[p, oh, ow] = total / divisor[oh, ow]
+
+
+@jit
+def avg_pool_backward(grad, kh, kw, sh, sw, ph, pw, divisor, out):  # pragma: no cover
+    planes, out_h, out_w = grad.shape
+    _, height, width = out.shape
+    for p in prange(planes):
+        for oh in range(out_h):
+            for ow in range(out_w):
+                share = grad[p, oh, ow] / divisor[oh, ow]
+                for i in range(kh):
+                    h = oh * sh - ph + i
+                    if 0 <= h < height:
+                        for j in range(kw):
+                            w = ow * sw - pw + j
+                            if 0 <= w < width:
+                                out[p, h, w] += share
+
+
+# ----------------------------------------------------------------------- convolution
+@jit
+def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover
+    """``columns`` is ``(C * kh * kw, N, OH, OW)``; adds each into ``out`` ``(N, C, H, W)``."""
+    batch, _, height, width = out.shape
+    _, _, out_h, out_w = columns.shape
+    for c in prange(channels):
+        for i in range(kh):
+            for j in range(kw):
+                row = (c * kh + i) * kw + j
+                for n in range(batch):
+                    for oh in range(out_h):
+                        h = oh * sh - ph + i * dh
+                        if 0 <= h < height:
+                            for ow in range(out_w):
+                                w = ow * sw - pw + j * dw
+                                if 0 <= w < width:
+                                    out[n, c, h, w] += columns[row, n, oh, ow]
+
+
+# ----------------------------------------------------------------------- optimizer updates
+# The references' arithmetic, in their order, one pass over the parameter; the state arrays
+# are new arrays (the optimizer's state is never changed in place).
+
+
+@jit
+def adam_update(param, grad, m, v, first, lr, beta1, beta2, eps, decay, decoupled, step_size,
+                inverse_bias2, out, m_out, v_out):  # pragma: no cover - compiled
+    for i in prange(param.shape[0]):
+        p = param[i]
+        g = grad[i]
+        if decay != 0.0:
+            if decoupled:
+                p = p * (1.0 - lr * decay)
+            else:
+                g = g + decay * p
+        if first:
+            mi = (1.0 - beta1) * g
+            vi = (1.0 - beta2) * g * g
+        else:
+            mi = beta1 * m[i] + (1.0 - beta1) * g
+            vi = beta2 * v[i] + (1.0 - beta2) * g * g
+        m_out[i] = mi
+        v_out[i] = vi
+        out[i] = p - step_size * (mi / (math.sqrt(vi) * inverse_bias2 + eps))
+
+
+@jit
+def sgd_update(param, grad, buffer, first, lr, momentum, dampening, decay, nesterov, out,
+               buffer_out):  # pragma: no cover - compiled
+    for i in prange(param.shape[0]):
+        g = grad[i]
+        if decay != 0.0:
+            g = g + decay * param[i]
+        if momentum != 0.0:
+            b = g if first else momentum * buffer[i] + (1.0 - dampening) * g
+            buffer_out[i] = b
+            g = g + momentum * b if nesterov else b
+        out[i] = param[i] - lr * g
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every loop for float32 and float64 now."""
+    for dtype in (np.float32, np.float64):
+        x = np.ones((2, 3), dtype)
+        v = np.ones(3, dtype)
+        m = np.ones(2, dtype)
+        rows_forward(x, v, v, 1e-5, x.copy(), m, m.copy())
+        rows_backward(x, x, m, m, v, x.copy(), np.zeros((1, 3), dtype), np.zeros((1, 3), dtype))
+        x3 = np.ones((2, 3, 2), dtype)
+        channels_forward(x3, v, v, 1e-5, x3.copy(), v.copy(), v.copy(), v.copy())
+        channels_backward(x3, x3, v, v, v, x3.copy(), v.copy(), v.copy())
+        gelu_forward(v, v.copy(), v.copy())
+        gelu_backward(v, v, v, v.copy())
+        gelu_tanh_forward(v, v.copy(), v.copy())
+        gelu_tanh_backward(v, v, v, v.copy())
+        softmax_rows(x, x.copy(), True)
+        softmax_rows_backward(x, x, x.copy(), True)
+        target = np.zeros(2, np.int64)
+        cross_entropy_rows(x, target, x.copy(), m.copy(), m.copy(), v)
+        cross_entropy_rows_backward(x, target, m, m, v, m, x.copy())
+        planes = np.ones((1, 3, 3), dtype)
+        small = np.ones((1, 2, 2), dtype)
+        winner = np.zeros((1, 2, 2), np.int64)
+        divisor = np.ones((2, 2), dtype)
+        max_pool_forward(planes, 2, 2, 1, 1, 0, 0, 1, 1, small.copy(), winner)
+        max_pool_backward(small, winner, 2, 1, 1, 0, 0, 1, 1, planes.copy())
+        avg_pool_forward(planes, 2, 2, 1, 1, 0, 0, divisor, small.copy())
+        avg_pool_backward(small, 2, 2, 1, 1, 0, 0, divisor, planes.copy())
+        col2im(np.ones((4, 1, 2, 2), dtype), 1, 2, 2, 1, 1, 0, 0, 1, 1, np.zeros((1, 1, 3, 3),
+                                                                             dtype))
+        adam_update(v, v, v, v, False, 0.1, 0.9, 0.99, 1e-8, 0.0, False, 0.1, 1.0, v.copy(),
+                    v.copy(), v.copy())
+        sgd_update(v, v, v, False, 0.1, 0.9, 0.0, 0.0, False, v.copy(), v.copy())

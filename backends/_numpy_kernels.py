@@ -1,0 +1,427 @@
+"""The NumPy backend's kernel table: Numba-compiled versions of the fused ops.
+
+Each class subclasses the array-API reference it replaces (``dparray.ops...``), keeps its
+constructor, inputs and outputs, and overrides ``forward`` and ``backward`` with compiled loops
+(``_numba_loops.py``) or NumPy's own fast paths (a strided window view for im2col). Where a
+kernel does not cover a case (a layout, a dtype other than float32/float64, synchronised
+statistics), it runs the reference's forward and, remembering that, its backward.
+
+``table()`` returns the mapping, or an empty one -- every op then runs its reference -- when
+Numba is missing or has no threading layer that is safe for several threads launching kernels
+at once (``omp`` or ``tbb``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from dparray.autograd import Function
+from dparray.ops import cross_entropy as _ce
+from dparray.ops import normalization as _norm
+from dparray.ops import pooling as _pool
+from dparray.ops.conv import Conv2d
+from dparray.ops.elementwise import Gelu
+from dparray.ops.reduce import LogSoftmax, Softmax
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _floating(*arrays: Any) -> bool:
+    """Whether every array is float32/float64 and they share one dtype."""
+    dtypes = {a.dtype for a in arrays if a is not None}
+    return len(dtypes) == 1 and dtypes.pop() in FLOATS
+
+
+class _Fallback(Function):
+    """Runs the reference for the calls a kernel does not cover, forward and backward: mixed
+    in before the reference class, so ``super()`` is the reference."""
+
+    fallback = False
+
+    def reference_forward(self, *arrays: Any) -> Any:
+        self.fallback = True
+        return super().forward(*arrays)
+
+    def reference_backward(self, grad: Any) -> Any:
+        return super().backward(grad)
+
+
+class NormalizationKernel(_Fallback, _norm.Normalization):
+    """Layer norm and batch norm (local or given statistics) in one pass each way."""
+
+    def forward(self, x: Any, weight: Any = None, bias: Any = None, mean: Any = None,
+                var: Any = None) -> Any:
+        loops = _loops()
+        synced = self.statistics is not None and self.statistics is not _norm.LOCAL
+        if synced or self.statistics is None or not _floating(x, weight, bias):
+            return self.reference_forward(x, weight, bias, mean, var)
+        self.input_shape = tuple(x.shape)
+        view = np.ascontiguousarray(np.reshape(x, self.view_shape(self.input_shape)))
+        size = view.shape[1]
+        w = np.ones(size, x.dtype) if weight is None else np.ascontiguousarray(weight).reshape(-1)
+        b = np.zeros(size, x.dtype) if bias is None else np.ascontiguousarray(bias).reshape(-1)
+        out = np.empty_like(view)
+        statistics = view.shape[0] if self.layout == "rows" else size
+        mean_out = np.empty(statistics, np.float64)
+        rstd_out = np.empty(statistics, np.float64)
+        if self.layout == "rows":
+            loops.rows_forward(view, w, b, self.eps, out, mean_out, rstd_out)
+        else:
+            var_out = np.empty(statistics, np.float64)
+            loops.channels_forward(view, w, b, self.eps, out, mean_out, var_out, rstd_out)
+            self.batch_count = view.shape[0] * view.shape[2]
+            self.batch_mean = mean_out.astype(x.dtype)
+            self.batch_var = var_out.astype(x.dtype)
+        self.has_bias = bias is not None
+        self.bias_shape = tuple(bias.shape) if bias is not None else ()
+        self.save(view, mean_out, rstd_out, weight)
+        return np.reshape(out, self.input_shape)
+
+    def backward(self, grad: Any) -> tuple[Any, ...]:
+        if self.fallback:
+            return self.reference_backward(grad)
+        loops = _loops()
+        view, mean, rstd, weight = self.saved
+        dy = np.ascontiguousarray(np.reshape(grad, view.shape), dtype=view.dtype)
+        size = view.shape[1]
+        w = np.ones(size, view.dtype) if weight is None else \
+            np.ascontiguousarray(weight).reshape(-1)
+        dx = np.empty_like(view)
+        if self.layout == "rows":
+            blocks = min(16, view.shape[0])
+            partial_w = np.zeros((blocks, size), np.float64)
+            partial_b = np.zeros((blocks, size), np.float64)
+            loops.rows_backward(dy, view, mean, rstd, w, dx, partial_w, partial_b)
+            grad_w, grad_b = partial_w.sum(axis=0), partial_b.sum(axis=0)
+        else:
+            grad_w = np.empty(size, np.float64)
+            grad_b = np.empty(size, np.float64)
+            loops.channels_backward(dy, view, mean, rstd, w, dx, grad_w, grad_b)
+        grads: list[Any] = [np.reshape(dx, self.input_shape) if self.needs_grad(0) else None]
+        if len(self.parents or ()) > 1:
+            grads.append(None if weight is None or not self.needs_grad(1) else
+                         grad_w.astype(view.dtype).reshape(weight.shape))
+        if len(self.parents or ()) > 2:
+            grads.append(grad_b.astype(view.dtype).reshape(self.bias_shape)
+                         if self.has_bias and self.needs_grad(2) else None)
+        return tuple(grads)
+
+
+class GeluKernel(_Fallback, Gelu):
+    """GELU, exact or tanh-approximated, in one pass each way."""
+
+    def forward(self, x: Any) -> Any:
+        if not _floating(x):
+            return self.reference_forward(x)
+        loops = _loops()
+        flat = np.ascontiguousarray(x).reshape(-1)
+        out, kept = np.empty_like(flat), np.empty_like(flat)
+        if self.approximate == "tanh":
+            loops.gelu_tanh_forward(flat, out, kept)
+        else:
+            loops.gelu_forward(flat, out, kept)
+        self.shape = tuple(x.shape)
+        self.save(flat, kept)
+        return out.reshape(self.shape)
+
+    def backward(self, grad: Any) -> Any:
+        if self.fallback:
+            return self.reference_backward(grad)
+        loops = _loops()
+        flat, kept = self.saved
+        g = np.ascontiguousarray(grad, dtype=flat.dtype).reshape(-1)
+        out = np.empty_like(flat)
+        if self.approximate == "tanh":
+            loops.gelu_tanh_backward(g, flat, kept, out)
+        else:
+            loops.gelu_backward(g, flat, kept, out)
+        return out.reshape(self.shape)
+
+
+class _LastAxisSoftmax(_Fallback):
+    """Softmax or log-softmax along the last axis of a contiguous array, by rows."""
+
+    log = False
+    axis: int | tuple[()]
+
+    def forward(self, x: Any) -> Any:
+        axis = self.axis
+        if isinstance(axis, int) and axis < 0:
+            axis += x.ndim
+        if not _floating(x) or x.ndim == 0 or axis != x.ndim - 1 or x.shape[-1] == 0:
+            return self.reference_forward(x)
+        self.axis = axis
+        rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+        out = np.empty_like(rows)
+        _loops().softmax_rows(rows, out, self.log)
+        self.shape = tuple(x.shape)
+        self.save(out)
+        return out.reshape(self.shape)
+
+    def backward(self, grad: Any) -> Any:
+        if self.fallback:
+            return self.reference_backward(grad)
+        (out,) = self.saved
+        g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
+        result = np.empty_like(out)
+        _loops().softmax_rows_backward(g, out, result, self.log)
+        return result.reshape(self.shape)
+
+
+class SoftmaxKernel(_LastAxisSoftmax, Softmax):
+    log = False
+
+
+class LogSoftmaxKernel(_LastAxisSoftmax, LogSoftmax):
+    log = True
+
+
+class CrossEntropyKernel(_Fallback, _ce.CrossEntropy):
+    """Cross-entropy of rows: log-softmax, pick and weighted spread in one pass; the closed-form
+    gradient in another."""
+
+    def forward(self, logits: Any, target: Any, weight: Any = None) -> Any:
+        if not _floating(logits, weight) or logits.ndim != 2:
+            return self.reference_forward(logits, target, weight)
+        safe, kept, row_weight = self.pick_setup(logits, target, weight)
+        rows = np.ascontiguousarray(logits)
+        classes = rows.shape[1]
+        class_weight = np.ones(classes, rows.dtype) if weight is None else \
+            np.ascontiguousarray(weight)
+        log_probs = np.empty_like(rows)
+        picked = np.empty(rows.shape[0], rows.dtype)
+        spread = np.empty(rows.shape[0], rows.dtype)
+        safe = np.ascontiguousarray(safe, dtype=np.int64)
+        _loops().cross_entropy_rows(rows, safe, log_probs, picked, spread, class_weight)
+        losses = np.where(kept == 0.0, 0.0, -picked * row_weight).astype(rows.dtype)
+        smoothing = self.label_smoothing
+        if smoothing:
+            uniform = -spread * (smoothing / classes)
+            losses = losses * (1.0 - smoothing) + np.where(kept == 0.0, 0.0, uniform)
+        self.save(log_probs, safe, kept, row_weight, weight)
+        return self.reduce(losses, row_weight)
+
+    def backward(self, grad: Any) -> tuple[Any, None, None]:
+        if self.fallback:
+            return self.reference_backward(grad)
+        log_probs, safe, kept, row_weight, weight = self.saved
+        rows, classes = log_probs.shape
+        dtype = log_probs.dtype
+        smoothing = self.label_smoothing
+        if smoothing:
+            total_w = float(classes) if weight is None else float(np.sum(weight))
+            coefficient = (1.0 - smoothing) * row_weight + (smoothing / classes) * total_w
+            class_mass = (smoothing / classes) * (np.ones(classes, dtype) if weight is None
+                                                  else weight)
+        else:
+            coefficient, class_mass = row_weight, np.zeros(classes, dtype)
+        pick_mass = (1.0 - smoothing) * row_weight
+        share = grad if self.scale is None else grad * self.scale
+        share = np.ascontiguousarray(np.broadcast_to(share * kept, (rows,)), dtype=dtype)
+        out = np.empty_like(log_probs)
+        _loops().cross_entropy_rows_backward(
+            log_probs, safe, np.ascontiguousarray(coefficient, dtype=dtype),
+            np.ascontiguousarray(pick_mass, dtype=dtype),
+            np.ascontiguousarray(class_mass, dtype=dtype), share, out)
+        return out, None, None
+
+
+class MaxPoolKernel(_Fallback, _pool.MaxPool2d):
+    """Max pooling over image planes, with the reference's winner rule."""
+
+    def forward(self, x: Any) -> Any:
+        if not _floating(x):
+            return self.reference_forward(x)
+        n, c, h, w = x.shape
+        out_hw = self.geometry.output_size((h, w))
+        planes = np.ascontiguousarray(x).reshape(n * c, h, w)
+        out = np.empty((n * c, *out_hw), x.dtype)
+        winner = np.empty((n * c, *out_hw), np.int64)
+        g = self.geometry
+        _loops().max_pool_forward(planes, *g.kernel, *g.stride, *g.padding, *g.dilation, out,
+                                  winner)
+        winner = winner.reshape(n, c, *out_hw)
+        self.input_shape, self.output_hw = (n, c, h, w), out_hw
+        if self.return_indices:
+            self.indices = self.flat_positions(winner)
+        self.save(winner)
+        return out.reshape(n, c, *out_hw)
+
+    def backward(self, grad: Any) -> Any:
+        if self.fallback:
+            return self.reference_backward(grad)
+        (winner,) = self.saved
+        n, c, h, w = self.input_shape
+        g = self.geometry
+        out = np.zeros((n * c, h, w), grad.dtype)
+        planes = np.ascontiguousarray(grad).reshape(n * c, *self.output_hw)
+        _loops().max_pool_backward(planes, winner.reshape(n * c, *self.output_hw),
+                                   g.kernel[1], *g.stride, *g.padding, *g.dilation, out)
+        return out.reshape(n, c, h, w)
+
+
+class AvgPoolKernel(_Fallback, _pool.AvgPool2d):
+    """Average pooling over image planes, with the reference's divisors."""
+
+    def forward(self, x: Any) -> Any:
+        if not _floating(x):
+            return self.reference_forward(x)
+        n, c, h, w = x.shape
+        out_hw = self.geometry.output_size((h, w))
+        self.divisor = np.asarray(self._divisors((h, w), out_hw), dtype=np.float64)
+        planes = np.ascontiguousarray(x).reshape(n * c, h, w)
+        out = np.empty((n * c, *out_hw), x.dtype)
+        g = self.geometry
+        _loops().avg_pool_forward(planes, *g.kernel, *g.stride, *g.padding, self.divisor, out)
+        self.input_shape, self.output_hw = (n, c, h, w), out_hw
+        return out.reshape(n, c, *out_hw)
+
+    def backward(self, grad: Any) -> Any:
+        if self.fallback:
+            return self.reference_backward(grad)
+        n, c, h, w = self.input_shape
+        g = self.geometry
+        out = np.zeros((n * c, h, w), grad.dtype)
+        planes = np.ascontiguousarray(grad).reshape(n * c, *self.output_hw)
+        _loops().avg_pool_backward(planes, *g.kernel, *g.stride, *g.padding, self.divisor, out)
+        return out.reshape(n, c, h, w)
+
+
+class ConvKernel(_Fallback, Conv2d):
+    """Convolution as one matrix product per group over an im2col built from NumPy's strided
+    window view, ``(C * kh * kw, N * OH * OW)``; col2im compiled."""
+
+    def forward(self, x: Any, weight: Any, bias: Any = None) -> Any:
+        if not _floating(x, weight, bias):
+            return self.reference_forward(x, weight, bias)
+        n, c, h, w = x.shape
+        oc, g = weight.shape[0], self.groups
+        windows = self.windows(tuple(weight.shape))
+        out = windows.output_size((h, w))
+        columns = _im2col(x, windows, out)  # (C * K, N, OH, OW)
+        k = (c // g) * windows.count
+        grouped = columns.reshape(g, k, n * out[0] * out[1])
+        kernel = weight.reshape(g, oc // g, k)
+        y = np.matmul(kernel, grouped).reshape(oc, n, out[0], out[1])
+        if bias is not None:
+            y = y + bias.reshape(oc, 1, 1, 1)
+        self.input_shape, self.has_bias = (n, c, h, w), bias is not None
+        self.save(grouped, weight)
+        return np.ascontiguousarray(y.transpose(1, 0, 2, 3))
+
+    def backward(self, grad: Any) -> tuple[Any, ...]:
+        if self.fallback:
+            return self.reference_backward(grad)
+        grouped, weight = self.saved
+        n, c, h, w = self.input_shape
+        oc, g = weight.shape[0], self.groups
+        windows = self.windows(tuple(weight.shape))
+        oh, ow = grad.shape[2], grad.shape[3]
+        rows = np.ascontiguousarray(grad.transpose(1, 0, 2, 3)).reshape(g, oc // g, n * oh * ow)
+        grad_x = grad_weight = grad_bias = None
+        if self.needs_grad(0):
+            kernel = weight.reshape(g, oc // g, -1)
+            columns = np.matmul(kernel.transpose(0, 2, 1), rows).reshape(-1, n, oh, ow)
+            grad_x = np.zeros((n, c, h, w), grad.dtype)
+            (kh, kw), (sh, sw) = windows.kernel, windows.stride
+            (ph, pw), (dh, dw) = windows.padding, windows.dilation
+            _loops().col2im(np.ascontiguousarray(columns), c, kh, kw, sh, sw, ph, pw, dh, dw,
+                            grad_x)
+        if self.needs_grad(1):
+            grad_weight = np.matmul(rows, grouped.transpose(0, 2, 1)).reshape(weight.shape)
+        if self.has_bias and self.needs_grad(2):
+            grad_bias = rows.reshape(oc, -1).sum(axis=1)
+        return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)
+
+
+def _im2col(x: Any, windows: Any, out: tuple[int, int]) -> Any:
+    """The windows of ``x`` as ``(C * kh * kw, N, OH, OW)``, contiguous: one copy of a strided
+    view of the zero-padded input."""
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw) = windows.kernel, windows.stride
+    (ph, pw), (dh, dw) = windows.padding, windows.dilation
+    if ph or pw:
+        padded = np.zeros((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
+        padded[:, :, ph:ph + h, pw:pw + w] = x
+    else:
+        padded = x
+    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    view = np.lib.stride_tricks.sliding_window_view(padded, (span_h, span_w), axis=(2, 3))
+    view = view[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :out[0], :out[1]]  # (N, C, OH, OW, kh, kw)
+    return np.ascontiguousarray(view.transpose(1, 4, 5, 0, 2, 3)).reshape(c * kh * kw, n,
+                                                                           out[0], out[1])
+
+
+def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
+                group: dict[str, Any]) -> Any:
+    """``Adam.update`` in one compiled pass (the reference's arithmetic, in its order)."""
+    if not _floating(param, grad) or param.ndim == 0:
+        return type(optimizer).update(optimizer, xp, param, grad, state, group)
+    lr, (beta1, beta2) = group["lr"], group["betas"]
+    step = state.get("step", 0) + 1
+    m, v = state.get("exp_avg"), state.get("exp_avg_sq")
+    first = m is None
+    flat_p = np.ascontiguousarray(param).reshape(-1)
+    flat_g = np.ascontiguousarray(grad).reshape(-1)
+    flat_m = flat_g if first else np.ascontiguousarray(m).reshape(-1)
+    flat_v = flat_g if first else np.ascontiguousarray(v).reshape(-1)
+    out, m_out, v_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
+    _loops().adam_update(flat_p, flat_g, flat_m, flat_v, first, lr, beta1, beta2, group["eps"],
+                         group["weight_decay"], optimizer.decoupled,
+                         lr / (1.0 - beta1**step), 1.0 / math.sqrt(1.0 - beta2**step), out,
+                         m_out, v_out)
+    state.update(step=step, exp_avg=m_out.reshape(param.shape),
+                 exp_avg_sq=v_out.reshape(param.shape))
+    return out.reshape(param.shape)
+
+
+def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
+               group: dict[str, Any]) -> Any:
+    """``SGD.update`` in one compiled pass (the reference's arithmetic, in its order)."""
+    if not _floating(param, grad) or param.ndim == 0:
+        return type(optimizer).update(optimizer, xp, param, grad, state, group)
+    buffer = state.get("momentum_buffer")
+    first = buffer is None
+    flat_p = np.ascontiguousarray(param).reshape(-1)
+    flat_g = np.ascontiguousarray(grad).reshape(-1)
+    flat_b = flat_g if first else np.ascontiguousarray(buffer).reshape(-1)
+    out, buffer_out = np.empty_like(flat_p), np.empty_like(flat_p)
+    momentum = group["momentum"]
+    _loops().sgd_update(flat_p, flat_g, flat_b, first, group["lr"], momentum,
+                        group["dampening"], group["weight_decay"], group["nesterov"], out,
+                        buffer_out)
+    if momentum:
+        state["momentum_buffer"] = buffer_out.reshape(param.shape)
+    return out.reshape(param.shape)
+
+
+@functools.cache
+def _loops() -> Any:
+    from . import _numba_loops
+
+    return _numba_loops
+
+
+def table() -> dict[str, type]:
+    """The kernels, by op name; empty when Numba cannot run them here (``_numba_setup``)."""
+    from ._numba_setup import usable
+
+    if not usable():
+        return {}
+    return {
+        "layer_norm": NormalizationKernel,
+        "batch_norm": NormalizationKernel,
+        "gelu": GeluKernel,
+        "softmax": SoftmaxKernel,
+        "log_softmax": LogSoftmaxKernel,
+        "cross_entropy": CrossEntropyKernel,
+        "max_pool2d": MaxPoolKernel,
+        "avg_pool2d": AvgPoolKernel,
+        "conv2d": ConvKernel,
+        "adam_update": adam_update,
+        "sgd_update": sgd_update,
+    }

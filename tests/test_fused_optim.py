@@ -1,0 +1,60 @@
+"""The fused optimizer updates (one pass per parameter, from the backend's kernel table) equal
+the array-API references: parameters and state, several steps, float64 and float32."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import to_tensor
+
+import dparray as dp
+from dparray import optim
+from dparray.kernels import kernels_enabled, reference_only
+
+OPTIMIZERS = {
+    "adam": lambda ps: optim.Adam(ps, lr=0.01, betas=(0.8, 0.95), eps=1e-6),
+    "adam_l2": lambda ps: optim.Adam(ps, lr=0.01, weight_decay=0.1),
+    "adamw": lambda ps: optim.AdamW(ps, lr=0.01, weight_decay=0.05),
+    "sgd": lambda ps: optim.SGD(ps, lr=0.1),
+    "sgd_momentum": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.1,
+                                         weight_decay=0.01),
+    "sgd_nesterov": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+}
+
+
+def _run(name, dtype, rng_seed, context):
+    rng = np.random.default_rng(rng_seed)
+    params = [to_tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+              for s in ((3, 4), (5,), (2, 1, 3))]
+    opt = OPTIMIZERS[name](params)
+    grads = [[to_tensor(rng.standard_normal(p.shape).astype(dtype)) for p in params]
+             for _ in range(3)]
+    with context():
+        for step in grads:
+            opt.step(dp.Gradients(dict(zip(params, step, strict=True))))
+    state = opt.state_dict()["state"]
+    return [p.numpy() for p in params], state
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+@pytest.mark.parametrize(("dtype", "rtol"), [("float64", 1e-14), ("float32", 1e-6)])
+def test_fused_update_equals_the_reference(name, dtype, rtol, backend):
+    fused, fused_state = _run(name, dtype, 0, kernels_enabled)
+    reference, reference_state = _run(name, dtype, 0, reference_only)
+    for a, b in zip(fused, reference, strict=True):
+        assert a.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol)
+    assert fused_state.keys() == reference_state.keys()
+    for index, entry in reference_state.items():
+        assert fused_state[index].keys() == entry.keys()
+        for key, value in entry.items():
+            got = fused_state[index][key]
+            if isinstance(value, dp.Tensor):
+                assert got.dtype == value.dtype and got.shape == value.shape
+                np.testing.assert_allclose(got.numpy(), value.numpy(), rtol=rtol, atol=rtol)
+            else:
+                assert got == value
+
+
+def test_the_numpy_backend_has_the_fused_updates():
+    assert {"adam_update", "sgd_update"} <= set(dp.get_backend("numpy").kernels)

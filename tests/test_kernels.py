@@ -1,0 +1,91 @@
+"""The kernel table: lookup, switching it off, and dparray without Numba."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import dparray as dp
+from dparray import kernels
+from dparray.autograd import Function
+
+
+class Reference(Function):
+    def forward(self, x):
+        return x * 2.0
+
+    def backward(self, grad):
+        return grad * 2.0
+
+
+class Faster(Reference):
+    pass
+
+
+class TableBackend:
+    """A stand-in backend whose kernel table maps "double" to ``Faster``."""
+
+    name = "table"
+    kernels = {"double": Faster}
+
+
+def test_resolve_uses_the_table_and_caches_the_answer():
+    backend = TableBackend()
+    assert kernels.resolve(backend, "double", Reference) is Faster
+    assert kernels.resolve(backend, "triple", Reference) is Reference
+    backend.kernels = {}
+    assert kernels.resolve(backend, "double", Reference) is Faster  # cached per (backend, op)
+    kernels.forget(backend)
+    assert kernels.resolve(backend, "double", Reference) is Reference
+
+
+def test_reference_only_turns_the_table_off_in_this_context():
+    backend = TableBackend()
+    with kernels.reference_only():
+        assert not kernels.enabled()
+        assert kernels.resolve(backend, "double", Reference) is Reference
+    assert kernels.resolve(backend, "double", Reference) is Faster
+
+
+def test_a_backend_without_kernels_runs_the_references():
+    strict = dp.get_backend("array_api_strict")
+    assert kernels.resolve(strict, "layer_norm", Reference) is Reference
+
+
+def _run(code, **env):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, env={**os.environ, **env}, check=False, timeout=120)
+
+
+def test_the_environment_variable_turns_every_table_off():
+    result = _run("""
+        import dparray as dp
+        from dparray.nn import functional as F
+        x = dp.randn(4, 8, requires_grad=True)
+        y = F.layer_norm(x, (8,))
+        print(type(y.grad_fn).__name__)
+    """, DPARRAY_KERNELS="reference")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Normalization"
+
+
+def test_without_numba_dparray_works_through_the_references():
+    result = _run("""
+        import sys
+        sys.modules["numba"] = None  # as if it were not installed
+        import dparray as dp
+        from dparray.nn import functional as F
+        backend = dp.get_backend("numpy")
+        assert backend.kernels == {}, backend.kernels
+        print(backend.describe()["kernels"])
+        x = dp.randn(4, 8, requires_grad=True)
+        loss = F.cross_entropy(F.gelu(F.layer_norm(x, (8,))), dp.tensor([0, 1, 2, 3]))
+        grads = loss.backward()
+        print(type(loss.grad_fn).__name__, grads[x].shape)
+    """)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("numba is not installed")
+    assert lines[1] == "CrossEntropy (4, 8)"
