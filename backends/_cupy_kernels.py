@@ -336,7 +336,7 @@ class CrossEntropyKernel(_Fallback, _ce.CrossEntropy):
         return super().backward(grad)  # the reference's closed form, on the kernel's values
 
 
-def table() -> dict[str, type]:
+def table() -> dict[str, Any]:
     """The kernels, by op name."""
     return {
         "gelu": GeluKernel,

@@ -120,10 +120,35 @@ def channels_backward(dy, x, mean, rstd, weight, dx, grad_w, grad_b):  # pragma:
 
 
 # ----------------------------------------------------------------------- GELU
+# The loops below are plain arithmetic, which LLVM vectorises; the transcendental parts that
+# Numba would call one element at a time (exp, tanh) are NumPy's own SIMD ufuncs, run by the
+# caller between two loops -- the same functions the array-API reference calls.
 SQRT_HALF = math.sqrt(0.5)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 GELU_CUBIC = 0.044715
+
+# erf(x) = x * P(x^2) / Q(x^2) on [-4, 4] (and +-1 beyond, to float32 precision): a rational
+# fit of our own (linearised least squares, Loeb's reweighting), relative error below 5e-9,
+# evaluated in float64 -- accurate to float32's last bit, and vectorisable, where math.erf is
+# a library call per element. float64 input uses math.erf itself.
+ERF_P = (1.1283791682412503, 0.18519289651131976, 0.05430330245986999,
+         0.0038477158644439043, 0.00037907324251241467, 4.669980717415793e-06,
+         -1.3121588620992851e-08)
+ERF_Q = (1.0, 0.4974563343208006, 0.1139433367945979, 0.015456244787209404,
+         0.0013064870477940168, 6.297343615676093e-05)
+P0, P1, P2, P3, P4, P5, P6 = ERF_P
+Q0, Q1, Q2, Q3, Q4, Q5 = ERF_Q
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def erf_float32_accurate(v):  # pragma: no cover - compiled
+    """erf of a float32 value, computed in float64 without a library call."""
+    x = min(max(float(v), -4.0), 4.0)
+    t = x * x
+    p = ((((((P6 * t + P5) * t + P4) * t + P3) * t + P2) * t + P1) * t + P0)
+    q = (((((Q5 * t + Q4) * t + Q3) * t + Q2) * t + Q1) * t + Q0)
+    return x * p / q if -4.0 < x < 4.0 else x / 4.0  # +-1 exactly beyond: float32's erf
 
 
 @jit
@@ -136,19 +161,33 @@ def gelu_forward(x, out, cdf):  # pragma: no cover - compiled
 
 
 @jit
-def gelu_backward(grad, x, cdf, out):  # pragma: no cover - compiled
+def gelu_forward_float32(x, out, cdf):  # pragma: no cover - compiled
     for i in prange(x.shape[0]):
         v = x[i]
-        out[i] = grad[i] * (cdf[i] + v * math.exp(-0.5 * v * v) * INV_SQRT_2PI)
+        c = 0.5 * (1.0 + erf_float32_accurate(v * SQRT_HALF))
+        cdf[i] = c
+        out[i] = v * c
 
 
 @jit
-def gelu_tanh_forward(x, out, t):  # pragma: no cover - compiled
+def gelu_backward(grad, x, cdf, density, out):  # pragma: no cover - compiled
+    """``density`` holds exp(-x^2 / 2) (NumPy's exp, by the caller)."""
+    for i in prange(x.shape[0]):
+        out[i] = grad[i] * (cdf[i] + x[i] * density[i] * INV_SQRT_2PI)
+
+
+@jit
+def gelu_tanh_inner(x, inner):  # pragma: no cover - compiled
+    """The argument of tanh; the caller takes tanh in place (NumPy's)."""
     for i in prange(x.shape[0]):
         v = x[i]
-        h = math.tanh(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v))
-        t[i] = h
-        out[i] = 0.5 * v * (1.0 + h)
+        inner[i] = SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v)
+
+
+@jit
+def gelu_tanh_forward(x, t, out):  # pragma: no cover - compiled
+    for i in prange(x.shape[0]):
+        out[i] = 0.5 * x[i] * (1.0 + t[i])
 
 
 @jit
@@ -160,74 +199,92 @@ def gelu_tanh_backward(grad, x, t, out):  # pragma: no cover - compiled
 
 
 # ----------------------------------------------------------------------- softmax, by rows
+# As the references compute them: shifted = x - max(x), then NumPy's exp (by the caller,
+# between the loops), then the row sums.
+
+
 @jit
-def softmax_rows(x, out, log):  # pragma: no cover - compiled
+def shift_rows(x, shifted):  # pragma: no cover - compiled
     rows, width = x.shape
     for i in prange(rows):
         top = x[i, 0]
         for j in range(1, width):
-            if x[i, j] > top or math.isnan(x[i, j]):
-                top = x[i, j]
-        if math.isinf(top) and top < 0:
-            top = 0.0  # a row of -inf: exp(-inf) = 0 everywhere, as the reference computes
-        total = 0.0
+            v = x[i, j]
+            if v > top or (v != v and top == top):
+                top = v
         for j in range(width):
-            total += math.exp(x[i, j] - top)
-        if log:
-            shift = top + math.log(total)
-            for j in range(width):
-                out[i, j] = x[i, j] - shift
-        else:
-            for j in range(width):
-                out[i, j] = math.exp(x[i, j] - top) / total
+            shifted[i, j] = x[i, j] - top
 
 
 @jit
-def softmax_rows_backward(grad, out, result, log):  # pragma: no cover - compiled
+def normalize_rows(exponentials):  # pragma: no cover - compiled
+    """Softmax from exp(shifted): each row divided by its sum, in place."""
+    rows, width = exponentials.shape
+    for i in prange(rows):
+        total = 0.0
+        for j in range(width):
+            total += exponentials[i, j]
+        for j in range(width):
+            exponentials[i, j] = exponentials[i, j] / total
+
+
+@jit
+def log_normalize_rows(shifted, exponentials):  # pragma: no cover - compiled
+    """Log-softmax from shifted and exp(shifted): shifted - log(row sum), in place."""
+    rows, width = shifted.shape
+    for i in prange(rows):
+        total = 0.0
+        for j in range(width):
+            total += exponentials[i, j]
+        shift = math.log(total)
+        for j in range(width):
+            shifted[i, j] = shifted[i, j] - shift
+
+
+@jit
+def softmax_rows_backward(grad, out, result):  # pragma: no cover - compiled
     rows, width = out.shape
     for i in prange(rows):
         total = 0.0
-        if log:
-            for j in range(width):
-                total += grad[i, j]
-            for j in range(width):
-                result[i, j] = grad[i, j] - math.exp(out[i, j]) * total
-        else:
-            for j in range(width):
-                total += grad[i, j] * out[i, j]
-            for j in range(width):
-                result[i, j] = out[i, j] * (grad[i, j] - total)
+        for j in range(width):
+            total += grad[i, j] * out[i, j]
+        for j in range(width):
+            result[i, j] = out[i, j] * (grad[i, j] - total)
 
 
 @jit
-def cross_entropy_rows(logits, target, log_probs, picked, spread, class_weight):  # pragma: no cover
-    rows, classes = logits.shape
+def log_softmax_rows_backward(grad, probabilities, result):  # pragma: no cover - compiled
+    """``probabilities`` is exp(out) (NumPy's exp, by the caller)."""
+    rows, width = grad.shape
     for i in prange(rows):
-        top = logits[i, 0]
-        for j in range(1, classes):
-            if logits[i, j] > top or math.isnan(logits[i, j]):
-                top = logits[i, j]
         total = 0.0
-        for j in range(classes):
-            total += math.exp(logits[i, j] - top)
-        shift = top + math.log(total)
+        for j in range(width):
+            total += grad[i, j]
+        for j in range(width):
+            result[i, j] = grad[i, j] - probabilities[i, j] * total
+
+
+@jit
+def pick_and_spread(log_probs, target, class_weight, picked, spread):  # pragma: no cover
+    """Each row's log-probability of its target, and its class-weighted sum."""
+    rows, classes = log_probs.shape
+    for i in prange(rows):
         weighted = 0.0
         for j in range(classes):
-            value = logits[i, j] - shift
-            log_probs[i, j] = value
-            weighted += value * class_weight[j]
+            weighted += log_probs[i, j] * class_weight[j]
         picked[i] = log_probs[i, target[i]]
         spread[i] = weighted
 
 
 @jit
-def cross_entropy_rows_backward(log_probs, target, coefficient, pick_mass, class_mass, share,
-                                out):  # pragma: no cover - compiled
-    rows, classes = log_probs.shape
+def cross_entropy_rows_backward(probabilities, target, coefficient, pick_mass, class_mass,
+                                share, out):  # pragma: no cover - compiled
+    """``probabilities`` is exp(log_probs) (NumPy's exp, by the caller)."""
+    rows, classes = probabilities.shape
     for i in prange(rows):
         s, k = share[i], coefficient[i]
         for j in range(classes):
-            out[i, j] = (math.exp(log_probs[i, j]) * k - class_mass[j]) * s
+            out[i, j] = (probabilities[i, j] * k - class_mass[j]) * s
         out[i, target[i]] -= pick_mass[i] * s
 
 
@@ -236,39 +293,52 @@ def cross_entropy_rows_backward(log_probs, target, coefficient, pick_mass, class
 
 
 @jit
+def _first_column(offset, stride):  # pragma: no cover - compiled
+    """The first output column whose input column ``column * stride + offset`` is >= 0."""
+    return max(0, -(offset // stride)) if offset < 0 else 0
+
+
+@jit
 def max_pool_forward(x, kh, kw, sh, sw, ph, pw, dh, dw, out, winner):  # pragma: no cover
+    # Kernel offsets in row-major order, each over a whole output row: the candidate
+    # replaces the best so far only when larger (the first maximum wins) or when it is the
+    # first NaN; padding never wins, as -inf in the reference never beats a real value.
     planes, height, width = x.shape
     _, out_h, out_w = out.shape
     for p in prange(planes):
         for oh in range(out_h):
             for ow in range(out_w):
-                best = -np.inf
-                best_k = 0
-                found = False
-                for i in range(kh):
-                    h = oh * sh - ph + i * dh
-                    for j in range(kw):
-                        w = ow * sw - pw + j * dw
-                        inside = 0 <= h < height and 0 <= w < width
-                        v = x[p, h, w] if inside else -np.inf
-                        if not found and (v > best or math.isnan(v)):
-                            best = v
-                            best_k = i * kw + j
-                            found = math.isnan(v)  # a NaN wins, and stays the winner
-                out[p, oh, ow] = best
-                winner[p, oh, ow] = best_k
+                out[p, oh, ow] = -np.inf
+                winner[p, oh, ow] = 0
+            for i in range(kh):
+                h = oh * sh - ph + i * dh
+                if h < 0 or h >= height:
+                    continue
+                for j in range(kw):
+                    offset = j * dw - pw
+                    first = _first_column(offset, sw)
+                    last = min(out_w, (width - 1 - offset) // sw + 1)
+                    k = i * kw + j
+                    for ow in range(first, last):
+                        v = x[p, h, ow * sw + offset]
+                        b = out[p, oh, ow]
+                        if v > b or (v != v and b == b):
+                            out[p, oh, ow] = v
+                            winner[p, oh, ow] = k
 
 
 @jit
 def max_pool_backward(grad, winner, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover
     planes, out_h, out_w = grad.shape
+    _, height, width = out.shape
     for p in prange(planes):
         for oh in range(out_h):
             for ow in range(out_w):
                 k = winner[p, oh, ow]
                 h = oh * sh - ph + (k // kw) * dh
                 w = ow * sw - pw + (k % kw) * dw
-                out[p, h, w] += grad[p, oh, ow]
+                if 0 <= h < height and 0 <= w < width:  # a window of padding only: nowhere
+                    out[p, h, w] += grad[p, oh, ow]
 
 
 @jit
@@ -276,17 +346,21 @@ def avg_pool_forward(x, kh, kw, sh, sw, ph, pw, divisor, out):  # pragma: no cov
     planes, height, width = x.shape
     _, out_h, out_w = out.shape
     for p in prange(planes):
+        total = np.empty(out_w, np.float64)  # one row of sums, in float64
         for oh in range(out_h):
+            total[:] = 0.0
+            for i in range(kh):
+                h = oh * sh - ph + i
+                if h < 0 or h >= height:
+                    continue
+                for j in range(kw):
+                    offset = j - pw
+                    first = _first_column(offset, sw)
+                    last = min(out_w, (width - 1 - offset) // sw + 1)
+                    for ow in range(first, last):
+                        total[ow] += x[p, h, ow * sw + offset]
             for ow in range(out_w):
-                total = 0.0
-                for i in range(kh):
-                    h = oh * sh - ph + i
-                    if 0 <= h < height:
-                        for j in range(kw):
-                            w = ow * sw - pw + j
-                            if 0 <= w < width:
-                                total += x[p, h, w]
-                out[p, oh, ow] = total / divisor[oh, ow]
+                out[p, oh, ow] = total[ow] / divisor[oh, ow]
 
 
 @jit
@@ -295,15 +369,16 @@ def avg_pool_backward(grad, kh, kw, sh, sw, ph, pw, divisor, out):  # pragma: no
     _, height, width = out.shape
     for p in prange(planes):
         for oh in range(out_h):
-            for ow in range(out_w):
-                share = grad[p, oh, ow] / divisor[oh, ow]
-                for i in range(kh):
-                    h = oh * sh - ph + i
-                    if 0 <= h < height:
-                        for j in range(kw):
-                            w = ow * sw - pw + j
-                            if 0 <= w < width:
-                                out[p, h, w] += share
+            for i in range(kh):
+                h = oh * sh - ph + i
+                if h < 0 or h >= height:
+                    continue
+                for j in range(kw):
+                    offset = j - pw
+                    first = _first_column(offset, sw)
+                    last = min(out_w, (width - 1 - offset) // sw + 1)
+                    for ow in range(first, last):
+                        out[p, h, ow * sw + offset] += grad[p, oh, ow] / divisor[oh, ow]
 
 
 # ----------------------------------------------------------------------- convolution
@@ -379,13 +454,18 @@ def warm_up() -> None:
         channels_forward(x3, v, v, 1e-5, x3.copy(), v.copy(), v.copy(), v.copy())
         channels_backward(x3, x3, v, v, v, x3.copy(), v.copy(), v.copy())
         gelu_forward(v, v.copy(), v.copy())
-        gelu_backward(v, v, v, v.copy())
-        gelu_tanh_forward(v, v.copy(), v.copy())
+        gelu_forward_float32(v, v.copy(), v.copy())
+        gelu_backward(v, v, v, v, v.copy())
+        gelu_tanh_inner(v, v.copy())
+        gelu_tanh_forward(v, v, v.copy())
         gelu_tanh_backward(v, v, v, v.copy())
-        softmax_rows(x, x.copy(), True)
-        softmax_rows_backward(x, x, x.copy(), True)
+        shift_rows(x, x.copy())
+        normalize_rows(x.copy())
+        log_normalize_rows(x.copy(), x)
+        softmax_rows_backward(x, x, x.copy())
+        log_softmax_rows_backward(x, x, x.copy())
         target = np.zeros(2, np.int64)
-        cross_entropy_rows(x, target, x.copy(), m.copy(), m.copy(), v)
+        pick_and_spread(x, target, v, m.copy(), m.copy())
         cross_entropy_rows_backward(x, target, m, m, v, m, x.copy())
         planes = np.ones((1, 3, 3), dtype)
         small = np.ones((1, 2, 2), dtype)

@@ -7,6 +7,12 @@ the user chose a layer (``NUMBA_THREADING_LAYER``), dparray asks for a thread-sa
 uses no kernels where neither is installed. Inside a DataParallel region each worker gets its
 share of the cores (``cores // workers`` threads, usually one), as BLAS does, so ``k`` workers
 never start ``k x cores`` threads; Numba's thread count is per calling thread.
+
+Two more rules keep the kernels from fighting BLAS for the cores. A loop over fewer than
+``SERIAL_BELOW`` elements runs on one thread (waking the others costs more than it saves).
+And unless the user set ``OMP_WAIT_POLICY``, OpenMP's threads sleep as soon as a loop ends
+(``PASSIVE``) instead of spinning for the next one: the next op is usually a matrix product,
+whose BLAS threads need those cores.
 """
 
 from __future__ import annotations
@@ -15,11 +21,13 @@ import contextlib
 import functools
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from dparray._system import available_cores
 
 SAFE_LAYERS = ("omp", "tbb")
+SERIAL_BELOW = 1 << 15
 
 
 @functools.cache
@@ -33,6 +41,7 @@ def status() -> tuple[bool, str]:
     if chosen and chosen not in ("threadsafe", "safe", *SAFE_LAYERS):
         return False, (f"NUMBA_THREADING_LAYER={chosen} is not safe for concurrent kernel "
                        "launches: the references run")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read when OpenMP loads, just below
     available = [layer for layer in SAFE_LAYERS if _layer_loads(layer)]
     if not available:
         return False, "no thread-safe Numba threading layer (omp or tbb): the references run"
@@ -51,6 +60,22 @@ def _layer_loads(layer: str) -> bool:
     except (ImportError, OSError):  # the module, or the OpenMP/TBB library it links, is missing
         return False
     return True
+
+
+def launch(loop: Callable[..., Any], size: int, *args: Any) -> Any:
+    """``loop(*args)``, on one thread when it covers fewer than ``SERIAL_BELOW`` elements."""
+    if size >= SERIAL_BELOW:
+        return loop(*args)
+    import numba
+
+    previous = numba.get_num_threads()
+    if previous == 1:
+        return loop(*args)
+    numba.set_num_threads(1)
+    try:
+        return loop(*args)
+    finally:
+        numba.set_num_threads(previous)
 
 
 @contextlib.contextmanager

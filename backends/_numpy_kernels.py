@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,9 +24,11 @@ from dparray.autograd import Function
 from dparray.ops import cross_entropy as _ce
 from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
-from dparray.ops.conv import Conv2d
+from dparray.ops.conv import Conv1d, Conv2d
 from dparray.ops.elementwise import Gelu
 from dparray.ops.reduce import LogSoftmax, Softmax
+
+from ._numba_setup import launch
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -57,7 +60,8 @@ class NormalizationKernel(_Fallback, _norm.Normalization):
                 var: Any = None) -> Any:
         loops = _loops()
         synced = self.statistics is not None and self.statistics is not _norm.LOCAL
-        if synced or self.statistics is None or not _floating(x, weight, bias):
+        if self.layout not in ("rows", "channels") or synced or self.statistics is None \
+                or not _floating(x, weight, bias):
             return self.reference_forward(x, weight, bias, mean, var)
         self.input_shape = tuple(x.shape)
         view = np.ascontiguousarray(np.reshape(x, self.view_shape(self.input_shape)))
@@ -112,7 +116,7 @@ class NormalizationKernel(_Fallback, _norm.Normalization):
 
 
 class GeluKernel(_Fallback, Gelu):
-    """GELU, exact or tanh-approximated, in one pass each way."""
+    """GELU, exact or tanh-approximated: vectorised loops, NumPy's SIMD exp and tanh."""
 
     def forward(self, x: Any) -> Any:
         if not _floating(x):
@@ -121,7 +125,11 @@ class GeluKernel(_Fallback, Gelu):
         flat = np.ascontiguousarray(x).reshape(-1)
         out, kept = np.empty_like(flat), np.empty_like(flat)
         if self.approximate == "tanh":
-            loops.gelu_tanh_forward(flat, out, kept)
+            loops.gelu_tanh_inner(flat, kept)
+            np.tanh(kept, out=kept)
+            loops.gelu_tanh_forward(flat, kept, out)
+        elif flat.dtype == np.float32:
+            loops.gelu_forward_float32(flat, out, kept)
         else:
             loops.gelu_forward(flat, out, kept)
         self.shape = tuple(x.shape)
@@ -138,7 +146,10 @@ class GeluKernel(_Fallback, Gelu):
         if self.approximate == "tanh":
             loops.gelu_tanh_backward(g, flat, kept, out)
         else:
-            loops.gelu_backward(g, flat, kept, out)
+            density = np.multiply(flat, -0.5)  # as the reference: exp(-0.5 * x * x)
+            np.multiply(density, flat, out=density)
+            np.exp(density, out=density)
+            loops.gelu_backward(g, flat, kept, density, out)
         return out.reshape(self.shape)
 
 
@@ -156,8 +167,7 @@ class _LastAxisSoftmax(_Fallback):
             return self.reference_forward(x)
         self.axis = axis
         rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
-        out = np.empty_like(rows)
-        _loops().softmax_rows(rows, out, self.log)
+        out = _softmax_rows(rows, bool(self.log))
         self.shape = tuple(x.shape)
         self.save(out)
         return out.reshape(self.shape)
@@ -168,8 +178,24 @@ class _LastAxisSoftmax(_Fallback):
         (out,) = self.saved
         g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
         result = np.empty_like(out)
-        _loops().softmax_rows_backward(g, out, result, self.log)
+        if self.log:
+            _loops().log_softmax_rows_backward(g, np.exp(out), result)
+        else:
+            _loops().softmax_rows_backward(g, out, result)
         return result.reshape(self.shape)
+
+
+def _softmax_rows(rows: Any, log: bool) -> Any:
+    """Softmax (or log-softmax) of each row: the shift and the sums compiled, the exp
+    NumPy's SIMD one -- the reference's arithmetic."""
+    shifted = np.empty_like(rows)
+    _loops().shift_rows(rows, shifted)
+    if log:
+        _loops().log_normalize_rows(shifted, np.exp(shifted))
+        return shifted
+    np.exp(shifted, out=shifted)
+    _loops().normalize_rows(shifted)
+    return shifted
 
 
 class SoftmaxKernel(_LastAxisSoftmax, Softmax):
@@ -192,11 +218,11 @@ class CrossEntropyKernel(_Fallback, _ce.CrossEntropy):
         classes = rows.shape[1]
         class_weight = np.ones(classes, rows.dtype) if weight is None else \
             np.ascontiguousarray(weight)
-        log_probs = np.empty_like(rows)
+        log_probs = _softmax_rows(rows, log=True)
         picked = np.empty(rows.shape[0], rows.dtype)
         spread = np.empty(rows.shape[0], rows.dtype)
         safe = np.ascontiguousarray(safe, dtype=np.int64)
-        _loops().cross_entropy_rows(rows, safe, log_probs, picked, spread, class_weight)
+        _loops().pick_and_spread(log_probs, safe, class_weight, picked, spread)
         losses = np.where(kept == 0.0, 0.0, -picked * row_weight).astype(rows.dtype)
         smoothing = self.label_smoothing
         if smoothing:
@@ -224,7 +250,7 @@ class CrossEntropyKernel(_Fallback, _ce.CrossEntropy):
         share = np.ascontiguousarray(np.broadcast_to(share * kept, (rows,)), dtype=dtype)
         out = np.empty_like(log_probs)
         _loops().cross_entropy_rows_backward(
-            log_probs, safe, np.ascontiguousarray(coefficient, dtype=dtype),
+            np.exp(log_probs), safe, np.ascontiguousarray(coefficient, dtype=dtype),
             np.ascontiguousarray(pick_mass, dtype=dtype),
             np.ascontiguousarray(class_mass, dtype=dtype), share, out)
         return out, None, None
@@ -338,6 +364,18 @@ class ConvKernel(_Fallback, Conv2d):
         return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)
 
 
+class Conv1dKernel(Conv1d, ConvKernel):
+    """1-D convolution: the 2-D kernel on a height of one."""
+
+
+class MaxPool1dKernel(_pool.MaxPool1d, MaxPoolKernel):
+    """1-D max pooling: the 2-D kernel on a height of one."""
+
+
+class AvgPool1dKernel(_pool.AvgPool1d, AvgPoolKernel):
+    """1-D average pooling: the 2-D kernel on a height of one."""
+
+
 def _im2col(x: Any, windows: Any, out: tuple[int, int]) -> Any:
     """The windows of ``x`` as ``(C * kh * kw, N, OH, OW)``, contiguous: one copy of a strided
     view of the zero-padded input."""
@@ -399,14 +437,31 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     return out.reshape(param.shape)
 
 
+class _SizedLoops:
+    """The compiled loops, each launched on as many threads as its size is worth
+    (``_numba_setup.launch``: the size is that of the loop's first argument)."""
+
+    def __init__(self, loops: Any) -> None:
+        self._loops = loops
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        loop = getattr(self._loops, name)
+
+        def call(*args: Any) -> Any:
+            return launch(loop, args[0].size, *args)
+
+        setattr(self, name, call)  # made once per loop
+        return call
+
+
 @functools.cache
 def _loops() -> Any:
     from . import _numba_loops
 
-    return _numba_loops
+    return _SizedLoops(_numba_loops)
 
 
-def table() -> dict[str, type]:
+def table() -> dict[str, Any]:
     """The kernels, by op name; empty when Numba cannot run them here (``_numba_setup``)."""
     from ._numba_setup import usable
 
@@ -422,6 +477,9 @@ def table() -> dict[str, type]:
         "max_pool2d": MaxPoolKernel,
         "avg_pool2d": AvgPoolKernel,
         "conv2d": ConvKernel,
+        "conv1d": Conv1dKernel,
+        "max_pool1d": MaxPool1dKernel,
+        "avg_pool1d": AvgPool1dKernel,
         "adam_update": adam_update,
         "sgd_update": sgd_update,
     }

@@ -147,7 +147,7 @@ class CuPyBackend(ArrayAPIBackend):
         return self._copies.copy(host)
 
     @functools.cached_property
-    def kernels(self) -> dict[str, type]:
+    def kernels(self) -> dict[str, Any]:
         """CUDA versions of the fused ops, by op name (``_cupy_kernels.py``)."""
         from ._cupy_kernels import table
 

@@ -63,7 +63,7 @@ class NumPyBackend(ArrayAPIBackend):
             yield
 
     @functools.cached_property
-    def kernels(self) -> dict[str, type]:
+    def kernels(self) -> dict[str, Any]:
         """Numba-compiled fused ops, by op name (empty without a usable Numba)."""
         from ._numpy_kernels import table
 

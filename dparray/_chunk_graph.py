@@ -10,7 +10,6 @@ gradients that leave them. The engine (``dparray.autograd``) provides the walk i
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from dparray.autograd import (
@@ -47,24 +46,6 @@ def backward_to_boundary(seeds: dict[Function, Any],
     progress says."""
     order = reverse_topological_order(list(seeds), stop_below=boundary)
     return propagate(order, dict(seeds), retaining_graph(), stop_below=boundary)
-
-
-def mean_output_size(root: Tensor, boundary: int) -> float | None:
-    """The mean number of elements the ops made at or after ``boundary`` put out, found from
-    the graph under ``root`` (None when there is no such graph)."""
-    node = root._node
-    if node is None or node.sequence < boundary:
-        return None
-    sizes = {node: math.prod(root.shape)}
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        for parent, meta in zip(current.parents or (), current.inputs_meta or (), strict=True):
-            if isinstance(parent, Function) and parent.sequence >= boundary \
-                    and parent not in sizes and meta is not None:
-                sizes[parent] = math.prod(meta[0])
-                stack.append(parent)
-    return sum(sizes.values()) / len(sizes)
 
 
 def boundary_edges(roots: list[list[Function]],

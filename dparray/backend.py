@@ -117,9 +117,13 @@ class OptionalMembers(Protocol):
       of ``count`` workers (NumPy splits the BLAS threads among them). Default: does nothing.
     * ``describe()``: facts for ``dparray info`` as ``{"library": ..., "version": ...}`` and
       more. Default: the backend's name and class.
-    * ``kernels``: a mapping from an op's name to a faster ``Function`` class with the same
-      constructor, inputs, outputs and saved values as the reference (``dparray.kernels``).
-      Default: empty -- every op runs its array-API reference.
+    * ``kernels``: a mapping from an op's name to a faster implementation -- a ``Function``
+      subclass with the reference's constructor, inputs and outputs, or, for an optimizer's
+      update, a function with the reference's signature (``dparray.kernels``). Default:
+      empty -- every op runs its array-API reference.
+    * ``to_device_async(host)``: a NumPy array ``host`` as an array of this backend, and a
+      ``ready()`` to call before that array is first used; the copy may run in the background
+      (CuPy: pinned memory and a stream of its own). Default: ``asarray(host)``, ready at once.
     """
 
     def parallel_region(self, count: int) -> AbstractContextManager[None]: ...
@@ -127,7 +131,9 @@ class OptionalMembers(Protocol):
     def describe(self) -> Mapping[str, str]: ...
 
     @property
-    def kernels(self) -> Mapping[str, type]: ...
+    def kernels(self) -> Mapping[str, Any]: ...
+
+    def to_device_async(self, host: Any) -> tuple[Any, Callable[[], None]]: ...
 
 
 def parallel_region(backend: Backend, count: int) -> AbstractContextManager[None]:
@@ -147,10 +153,24 @@ def describe(backend: Backend) -> dict[str, str]:
     return {str(key): str(value) for key, value in member().items()}
 
 
-def kernels(backend: Backend) -> Mapping[str, type]:
+def kernels(backend: Backend) -> Mapping[str, Any]:
     """``backend.kernels``, or an empty mapping."""
     table = getattr(backend, "kernels", None)
     return table if table is not None else {}
+
+
+def to_device_async(backend: Backend, host: Any) -> tuple[Any, Callable[[], None]]:
+    """``backend.to_device_async(host)``, or ``backend.asarray(host)`` with nothing to wait
+    for."""
+    member = getattr(backend, "to_device_async", None)
+    if member is None:
+        return backend.asarray(host), _ready_now
+    array, ready = member(host)
+    return array, ready
+
+
+def _ready_now() -> None:
+    return None
 
 
 BackendFactory = Callable[[], Backend]

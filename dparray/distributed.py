@@ -80,6 +80,9 @@ _FORWARD_S = 0.25  # time for mpiexec to forward a failing rank's last words bef
 
 
 # ------------------------------------------------------------------ communicator and rank
+__all__ = ["DistributedDataParallel", "abort_on_error", "all_reduce", "barrier", "rank", "shard",
+           "world", "world_size"]
+
 def _mpi() -> Any:
     try:
         from mpi4py import MPI

@@ -50,6 +50,8 @@ _UNKNOWN = object()
 _lock = threading.Lock()
 
 
+__all__ = ["enabled", "forget", "kernels_enabled", "reference_only", "resolve"]
+
 def resolve(backend: Backend, name: str, reference: Implementation) -> Implementation:
     """The implementation of op ``name`` to use on ``backend``: its kernel when the backend
     has one and kernels are on, else ``reference``."""

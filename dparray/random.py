@@ -23,6 +23,9 @@ from dparray.backend import Backend, BackendUnavailableError, RandomGenerator, g
 DEFAULT_SEED = 20261130
 
 
+__all__ = ["RandomStreams", "current_streams", "fork_rng", "generator", "get_state", "initial_seed",
+           "manual_seed", "set_state"]
+
 def _mix(seed: int, index: int) -> int:
     """SplitMix64 of (seed, index): well-spread 63-bit seeds from consecutive inputs."""
     z = (seed * 0x9E3779B97F4A7C15 + (index + 1) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF

@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 
 _variable_order = itertools.count()
 
+GRADIENTS_HINT = (
+    "dparray keeps no gradients on tensors: loss.backward() returns them as a Gradients "
+    "mapping (grads = loss.backward(); grads[p] is p's gradient), optimizers take that "
+    "(opt.step(grads)), and there is nothing to zero"
+)
+
 
 class Tensor:
     """An n-dimensional array on a backend, tracked by autograd when it is or uses a variable.
@@ -111,6 +117,11 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         self.is_variable = value
+
+    @property
+    def grad(self) -> Tensor:
+        """Not here: ``backward()`` returns the gradients (an AttributeError that says so)."""
+        raise AttributeError(f"Tensor has no .grad: {GRADIENTS_HINT}")
 
     def requires_grad_(self, value: bool = True) -> Tensor:
         """Set ``requires_grad`` and return ``self``."""

@@ -12,6 +12,7 @@ from typing import Any
 from dparray.autograd import no_grad
 from dparray.tensor import Tensor
 
+__all__ = ["gradcheck"]
 
 def gradcheck(function: Callable[..., Tensor], inputs: Sequence[Tensor], *, eps: float = 1e-6,
               atol: float = 1e-6, rtol: float = 1e-5, seed: int = 0) -> None:

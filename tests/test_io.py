@@ -124,37 +124,6 @@ def test_weights_written_by_pytorch_give_pytorchs_outputs(backend):
                                atol=1e-5)
 
 
-def test_round_trip_with_live_pytorch(tmp_path):
-    torch = pytest.importorskip("torch", reason="PyTorch is optional; the fixture test above "
-                                                "covers the format without it")
-    import importlib.util
-
-    from safetensors.torch import load_file, save_file
-    spec = importlib.util.spec_from_file_location("fixture", DATA / "make_torch_fixture.py")
-    fixture = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fixture)
-    torch.manual_seed(1)
-    reference = fixture.build().eval()
-    save_file(reference.state_dict(), tmp_path / "from_torch.safetensors")
-    ours = _model().eval()
-    ours.load_state_dict(dp.load(tmp_path / "from_torch.safetensors"))
-    x = np.random.default_rng(0).standard_normal((4, 1, 4, 4)).astype(np.float32)
-    with torch.no_grad():
-        expected = reference(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(ours(dp.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-5)
-    dp.manual_seed(5)
-    mine = _model().eval()
-    dp.save(mine.state_dict(), tmp_path / "from_dparray.safetensors")
-    back = fixture.build().eval()
-    back.load_state_dict(load_file(tmp_path / "from_dparray.safetensors"))
-    with torch.no_grad():
-        np.testing.assert_allclose(back(torch.from_numpy(x)).numpy(), mine(dp.tensor(x)).numpy(),
-                                   rtol=1e-5, atol=1e-5)
-
-
-# ------------------------------------------------------------------ files that fail cleanly
-# (issue 12, "Files"): every refused call is the documented exception and changes no file
-
 def _snapshot(folder):
     """Every entry of ``folder``: a link's target, or a file's bytes and permission bits."""
     entries = {}

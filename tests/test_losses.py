@@ -1,15 +1,21 @@
-"""Losses against formulas written here, their gradients, their options and errors."""
+"""Losses against formulas written here, their gradients, their options and errors; the
+elementwise losses also against PyTorch (fixtures in tests/data/losses.safetensors)."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
 from conftest import to_tensor
+from torch_reference import check, check_state_dict_round_trip, construct, load_cases
 
 import dparray as dp
 from dparray import nn
 from dparray.nn import functional as F
 from dparray.testing import gradcheck
+
+F64 = "float64"
 
 
 def _log_softmax(x, axis=1):
@@ -111,3 +117,221 @@ def test_loss_errors(backend):
         F.l1_loss(logits, logits, reduction="avg")
     with pytest.raises(ValueError, match="reduction must be one of"):
         nn.MSELoss(reduction="total")
+
+
+# ------------------------------------------------------------------ the elementwise losses
+ELEMENTWISE_LOSSES = ("BCELoss", "BCEWithLogitsLoss", "HuberLoss", "SmoothL1Loss", "KLDivLoss",
+                      "CosineEmbeddingLoss", "MarginRankingLoss")
+FIXTURES = [case for case in load_cases("losses") if case.layer in ELEMENTWISE_LOSSES]
+WEIGHTED = [case for case in FIXTURES if case.named("state")]
+
+
+@pytest.mark.parametrize("case", FIXTURES, ids=repr)
+def test_elementwise_loss_matches_pytorch(case, backend):
+    if case.layer == "KLDivLoss" and case.kwargs.get("reduction", "mean") == "mean":
+        with pytest.warns(UserWarning, match="reduction='batchmean'"):
+            check(case)
+    else:
+        check(case)
+
+
+@pytest.mark.parametrize("case", WEIGHTED, ids=repr)
+def test_loss_weights_are_buffers_with_pytorch_names(case, backend, tmp_path):
+    check_state_dict_round_trip(case, tmp_path)
+    module = construct(case)
+    assert module.parameters() == []
+    assert sorted(module.state_dict()) == sorted(case.named("state"))
+
+
+def _bce(x, t):
+    return -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log1p(-x), -100))
+
+
+def test_binary_cross_entropy(backend, rng):
+    x = rng.uniform(0.05, 0.95, (4, 3))
+    t = rng.uniform(0, 1, (4, 3))
+    w = rng.uniform(0.5, 1.5, 3)
+    out = F.binary_cross_entropy(to_tensor(x), to_tensor(t), to_tensor(w), reduction="none")
+    np.testing.assert_allclose(out.numpy(), w * _bce(x, t), rtol=1e-12)
+    assert nn.BCELoss()(to_tensor(x), to_tensor(t)).item() == pytest.approx(_bce(x, t).mean(),
+                                                                           rel=1e-12)
+    gradcheck(lambda a, b: F.binary_cross_entropy(a, b, to_tensor(w), reduction="sum"),
+              [to_tensor(x, requires_grad=True), to_tensor(t, requires_grad=True)])
+    edges = to_tensor(np.array([0.0, 1.0, 0.0, 1.0]), requires_grad=True)
+    targets = to_tensor(np.array([0.25, 0.25, 0.0, 1.0]))
+    loss = F.binary_cross_entropy(edges, targets, reduction="none")  # no warning from log(0)
+    np.testing.assert_array_equal(loss.numpy(), [25.0, 75.0, 0.0, 0.0])  # log clamped at -100
+    assert np.isfinite(loss.backward(dp.ones(4, dtype=F64))[edges].numpy()).all()
+
+
+def test_binary_cross_entropy_with_logits_weights(backend, rng):
+    x = rng.standard_normal((5, 3)) * 3
+    t = rng.uniform(0, 1, (5, 3))
+    w, pos = rng.uniform(0.5, 1.5, (5, 1)), rng.uniform(0.5, 3.0, 3)
+    log_sigmoid, log_rest = -np.logaddexp(0, -x), -np.logaddexp(0, x)
+    expected = -w * (pos * t * log_sigmoid + (1 - t) * log_rest)
+    out = F.binary_cross_entropy_with_logits(to_tensor(x), to_tensor(t), to_tensor(w),
+                                             reduction="none", pos_weight=to_tensor(pos))
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    module = nn.BCEWithLogitsLoss(to_tensor(w), "sum", to_tensor(pos))
+    assert module(to_tensor(x), to_tensor(t)).item() == pytest.approx(expected.sum(), rel=1e-12)
+    assert sorted(module.state_dict()) == ["pos_weight", "weight"]
+    weight = to_tensor(w, requires_grad=True)
+    grads = F.binary_cross_entropy_with_logits(to_tensor(x, requires_grad=True), to_tensor(t),
+                                               weight).backward()
+    assert weight not in grads  # weights are constants, as in PyTorch
+    gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, to_tensor(w),
+                                                              pos_weight=to_tensor(pos)),
+              [to_tensor(x, requires_grad=True), to_tensor(t, requires_grad=True)])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_huber_and_smooth_l1(reduction, backend, rng):
+    x, y = rng.standard_normal((4, 3)) * 2, rng.standard_normal((4, 3))
+    d = np.abs(x - y)
+    reduce = {"mean": np.mean, "sum": np.sum, "none": lambda v: v}[reduction]
+    huber = np.where(d < 0.8, 0.5 * d**2, 0.8 * (d - 0.4))
+    np.testing.assert_allclose(
+        F.huber_loss(to_tensor(x), to_tensor(y), reduction, delta=0.8).numpy(), reduce(huber),
+        rtol=1e-12)
+    smooth = np.where(d < 0.8, 0.5 * d**2 / 0.8, d - 0.4)
+    np.testing.assert_allclose(
+        nn.SmoothL1Loss(reduction, beta=0.8)(to_tensor(x), to_tensor(y)).numpy(),
+        reduce(smooth), rtol=1e-12)
+    np.testing.assert_allclose(
+        F.smooth_l1_loss(to_tensor(x), to_tensor(y), reduction, beta=0.0).numpy(), reduce(d),
+        rtol=1e-12)
+    for loss in (lambda a, b: F.huber_loss(a, b, reduction, 0.8),
+                 lambda a, b: F.smooth_l1_loss(a, b, reduction, 0.8)):
+        gradcheck(loss, [to_tensor(x, requires_grad=True), to_tensor(y, requires_grad=True)])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "batchmean", "sum", "none"])
+def test_kl_div(reduction, backend, rng):
+    log_q = _log_softmax(rng.standard_normal((3, 4)))
+    p = np.exp(_log_softmax(rng.standard_normal((3, 4))))
+    p[0, 1] = 0.0  # a zero target counts for nothing
+    pointwise = np.where(p > 0, p * (np.log(np.where(p > 0, p, 1.0)) - log_q), 0.0)
+    expected = {"mean": pointwise.mean(), "batchmean": pointwise.sum() / 3,
+                "sum": pointwise.sum(), "none": pointwise}[reduction]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "mean" warns; tested below
+        out = F.kl_div(to_tensor(log_q), to_tensor(p), reduction)
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+        log_p = _log_softmax(rng.standard_normal((3, 4)))
+        log_target = nn.KLDivLoss(reduction, log_target=True)(to_tensor(log_q), to_tensor(log_p))
+        pointwise = np.exp(log_p) * (log_p - log_q)
+        expected = {"mean": pointwise.mean(), "batchmean": pointwise.sum() / 3,
+                    "sum": pointwise.sum(), "none": pointwise}[reduction]
+        np.testing.assert_allclose(log_target.numpy(), expected, rtol=1e-12)
+        gradcheck(lambda a: F.kl_div(a, to_tensor(p), reduction),
+                  [to_tensor(log_q, requires_grad=True)])
+        gradcheck(lambda a, b: F.kl_div(a, b, reduction, log_target=True),
+                  [to_tensor(log_q, requires_grad=True), to_tensor(log_q[::-1] * 0.5,
+                                                                   requires_grad=True)])
+
+
+def test_kl_div_gradients_at_a_zero_target_are_pytorchs(backend):
+    log_q = to_tensor(np.log([0.5, 0.25, 0.25]), requires_grad=True)
+    p = to_tensor(np.array([0.0, 0.5, 0.5]), requires_grad=True)
+    grads = F.kl_div(log_q, p, reduction="sum").backward()
+    np.testing.assert_array_equal(grads[log_q].numpy(), [-0.0, -0.5, -0.5])
+    target_grad = grads[p].numpy()
+    assert np.isnan(target_grad[0])  # d/dt of t log t at t = 0: NaN, as in PyTorch
+    np.testing.assert_allclose(target_grad[1:], np.log(0.5) + 1 - np.log([0.25, 0.25]))
+
+
+def test_kl_div_mean_warns_like_pytorch(backend):
+    with pytest.warns(UserWarning, match="not the KL divergence"):
+        F.kl_div(dp.zeros(2, 3), dp.ones(2, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.kl_div(dp.zeros(2, 3), dp.ones(2, 3), reduction="batchmean")
+
+
+def test_cosine_embedding_loss(backend, rng):
+    a, b = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
+    target = np.array([1, -1, 1, -1, 0])  # 0: no loss, as in PyTorch
+    cos = (a * b).sum(1) / np.sqrt(((a * a).sum(1) + 1e-12) * ((b * b).sum(1) + 1e-12))
+    expected = np.where(target == 1, 1 - cos, np.where(target == -1,
+                                                       np.maximum(cos - 0.1, 0.0), 0.0))
+    out = F.cosine_embedding_loss(to_tensor(a), to_tensor(b), dp.tensor(target), 0.1, "none")
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    module = nn.CosineEmbeddingLoss(margin=0.1)
+    assert module(to_tensor(a), to_tensor(b), dp.tensor(target)).item() == pytest.approx(
+        expected.mean(), rel=1e-12)
+    kept = np.abs(cos - 0.1) > 0.05  # away from the hinge
+    gradcheck(lambda x, y: F.cosine_embedding_loss(x, y, dp.tensor(target[kept]), 0.1),
+              [to_tensor(a[kept], requires_grad=True), to_tensor(b[kept], requires_grad=True)])
+    zero = F.cosine_embedding_loss(dp.zeros(4, dtype=F64), to_tensor(b[0]), dp.tensor(1))
+    assert zero.item() == 1.0  # a zero vector has cosine 0
+
+
+def test_margin_ranking_loss(backend, rng):
+    a, b = rng.standard_normal(6), rng.standard_normal(6)
+    target = np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+    expected = np.maximum(0.0, -target * (a - b) + 0.3)
+    out = F.margin_ranking_loss(to_tensor(a), to_tensor(b), to_tensor(target), 0.3, "none")
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    integer_target = nn.MarginRankingLoss(0.3, "sum")(to_tensor(a), to_tensor(b),
+                                                      dp.tensor(target.astype(np.int64)))
+    assert integer_target.item() == pytest.approx(expected.sum(), rel=1e-12)
+    b = np.where(np.abs(-target * (a - b) + 0.3) < 0.05, b + 0.2, b)  # away from the hinge
+    gradcheck(lambda x, y, t: F.margin_ranking_loss(x, y, t, 0.3),
+              [to_tensor(a, requires_grad=True), to_tensor(b, requires_grad=True),
+               to_tensor(target, requires_grad=True)])
+
+
+def test_elementwise_loss_errors(backend):
+    x, y = dp.full((2, 3), 0.5), dp.full((2, 3), 0.5)
+    with pytest.raises(ValueError, match="binary_cross_entropy: every input must be a "
+                                         "probability in"):
+        F.binary_cross_entropy(x * 3.0, y)
+    with pytest.raises(ValueError, match="must be a probability"):
+        nn.BCELoss()(dp.tensor([float("nan")]), dp.tensor([0.5]))
+    with pytest.raises(ValueError, match=r"binary_cross_entropy: input shape \(2, 3\) != "
+                                         r"target shape \(3,\)"):
+        F.binary_cross_entropy(x, dp.full((3,), 0.5))
+    with pytest.raises(TypeError, match="input and target must be floating, got float32 and "
+                                        "int64"):
+        F.huber_loss(x, dp.zeros(2, 3, dtype="int64"))
+    with pytest.raises(ValueError, match=r"binary_cross_entropy_with_logits: pos_weight of "
+                                         r"shape \(4,\) does not broadcast"):
+        F.binary_cross_entropy_with_logits(x, y, pos_weight=dp.ones(4))
+    with pytest.raises(ValueError, match=r"weight of shape \(4, 2, 3\) does not broadcast to "
+                                         r"the input's shape \(2, 3\)"):
+        F.binary_cross_entropy(x, y, dp.ones(4, 2, 3))
+    with pytest.raises(TypeError, match="binary_cross_entropy: weight must be floating"):
+        F.binary_cross_entropy(x, y, dp.tensor([1, 2, 3]))
+    with pytest.raises(TypeError, match="BCEWithLogitsLoss: weight must be a Tensor, got 'sum'"):
+        nn.BCEWithLogitsLoss("sum")  # weight comes first, as in PyTorch
+    with pytest.raises(TypeError, match=r"BCELoss: weight must be a Tensor, got \[1\.0\]"):
+        nn.BCELoss([1.0])
+    with pytest.raises(ValueError, match=r"huber_loss: delta must be greater than 0\.0, got 0"):
+        F.huber_loss(x, y, delta=0)
+    with pytest.raises(ValueError, match=r"SmoothL1Loss: beta must be at least 0\.0, got -1"):
+        nn.SmoothL1Loss(beta=-1)
+    with pytest.raises(ValueError, match="kl_div: reduction must be one of 'mean', 'batchmean', "
+                                         "'sum', 'none', got 'batch'"):
+        F.kl_div(x, y, reduction="batch")
+    with pytest.raises(ValueError, match="huber_loss: reduction must be one of 'mean', 'sum', "
+                                         "'none', got 'batchmean'"):
+        F.huber_loss(x, y, reduction="batchmean")
+    with pytest.raises(TypeError, match="KLDivLoss: log_target must be a bool, got 1"):
+        nn.KLDivLoss(log_target=1)
+    with pytest.raises(ValueError, match=r"cosine_embedding_loss: input1 and input2 must have "
+                                         r"one shape, \(N, D\) or \(D,\), got \(2, 3, 1\)"):
+        F.cosine_embedding_loss(dp.ones(2, 3, 1), dp.ones(2, 3, 1), dp.ones(2))
+    with pytest.raises(ValueError, match=r"inputs of shape \(2, 3\) need a target of shape "
+                                         r"\(2,\), got \(3,\)"):
+        F.cosine_embedding_loss(x, y, dp.ones(3))
+    with pytest.raises(TypeError, match="CosineEmbeddingLoss: margin must be a number"):
+        nn.CosineEmbeddingLoss(margin="0.5")
+    with pytest.raises(ValueError, match="margin_ranking_loss: input1, input2 and target must "
+                                         "have one number of dimensions"):
+        F.margin_ranking_loss(dp.ones(3), dp.ones(3, 1), dp.ones(3))
+    with pytest.raises(ValueError, match=r"margin_ranking_loss: shapes \(3,\) and \(4,\) and "
+                                         r"\(3,\) cannot be broadcast together"):
+        F.margin_ranking_loss(dp.ones(3), dp.ones(4), dp.ones(3))
+    with pytest.raises(TypeError, match="margin_ranking_loss: target must be a Tensor"):
+        F.margin_ranking_loss(dp.ones(3), dp.ones(3), 1.0)

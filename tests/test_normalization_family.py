@@ -6,7 +6,6 @@ and with bad arguments."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +18,7 @@ from torch_reference import check, check_state_dict_round_trip, load_cases
 import dparray as dp
 from dparray import nn
 from dparray.nn import functional as F
+from dparray.ops.normalization import Normalization, RMSNormalization
 from dparray.testing import gradcheck
 
 F64 = dp.float64
@@ -175,8 +175,11 @@ def test_nan_and_inf_propagate_as_in_the_composition(case, backend, kernels, rng
 
 def test_each_call_is_one_graph_node(backend, rng):
     x = to_tensor(rng.standard_normal((2, 4, 3)), requires_grad=True)
-    for out in (F.group_norm(x, 2), F.instance_norm(x), F.rms_norm(x, 3)):
-        assert out._node.parents == [x]  # straight from the input: no intermediate nodes
+    w = to_tensor(rng.standard_normal(4), requires_grad=True)
+    for out in (F.group_norm(x, 2, w), F.instance_norm(x, weight=w), F.rms_norm(x, 3)):
+        node = out._node  # straight from the variables: no intermediate nodes
+        assert isinstance(node, (Normalization, RMSNormalization))
+        assert all(parent is None or parent is x or parent is w for parent in node.parents)
 
 
 # ----------------------------------------------------------------------------- the layers
@@ -475,7 +478,7 @@ def test_a_refused_call_changes_no_running_statistics(backend, rng):
         with pytest.raises(ValueError):
             layer(bad)
     mean, var = layer.running_mean, layer.running_var
-    with pytest.raises(ValueError, match="instance_norm: an empty batch cannot update"):
+    with pytest.raises(ValueError, match="instance_norm: an empty input cannot update"):
         F.instance_norm(dp.ones(0, 3, 5), mean, var)
     with pytest.raises(ValueError, match="instance_norm: running_var of shape"):
         F.instance_norm(dp.ones(2, 3, 5), mean, dp.ones(4))
@@ -483,8 +486,10 @@ def test_a_refused_call_changes_no_running_statistics(backend, rng):
         np.testing.assert_array_equal(value.numpy(), before[key], err_msg=key)
 
 
-def test_empty_batches_and_nan(backend):
-    assert F.group_norm(dp.ones(0, 4, 3), 2).shape == (0, 4, 3)  # no samples: nothing to do
-    assert F.instance_norm(dp.ones(0, 2, 3)).shape == (0, 2, 3)
+def test_an_empty_batch_gives_an_empty_output_as_in_pytorch(backend):
+    assert F.group_norm(dp.ones(0, 4, 3), 2).shape == (0, 4, 3)
+    assert F.instance_norm(dp.ones(0, 4, 3)).shape == (0, 4, 3)
     assert F.rms_norm(dp.ones(0, 3), 3).shape == (0, 3)
-    assert math.isnan(F.rms_norm(dp.tensor([[math.nan, 1.0]]), 2).numpy()[0, 1])
+    with pytest.raises(ValueError, match=r"instance_norm: an empty input cannot update the "
+                                         r"running statistics, got shape \(2, 3, 0\)"):
+        F.instance_norm(dp.ones(2, 3, 0), dp.zeros(3), dp.ones(3))

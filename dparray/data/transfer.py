@@ -1,8 +1,8 @@
 """Batches moved to the loader's ``backend``, each copy started one batch before its use.
 
-``to_device_async(backend, host)`` is the optional backend hook behind it: ``host`` (a NumPy
-array) becomes an array of ``backend`` and a ``ready()`` to call before that array is first
-used. Without the hook it is a plain ``backend.asarray(host)`` and ``ready`` does nothing. CuPy
+``dparray.backend.to_device_async(backend, host)`` is the optional backend member behind it:
+``host`` (a NumPy array) becomes an array of ``backend`` and a ``ready()`` to call before that
+array is first used. Without the member it is a plain ``backend.asarray(host)``. CuPy
 has the hook: the copy is staged in pinned host memory and runs on a stream of its own, so it
 overlaps the model's kernels; ``ready()`` makes the caller's stream wait for it on the device,
 never blocking the host.
@@ -18,20 +18,10 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from dparray import _tree
-from dparray.backend import Backend
+from dparray.backend import Backend, to_device_async
 from dparray.tensor import Tensor
 
 Ready = Callable[[], None]
-
-
-def to_device_async(backend: Backend, host: Any) -> tuple[Any, Ready]:
-    """``backend.to_device_async(host)``, or ``backend.asarray(host)`` with nothing to wait
-    for."""
-    member = getattr(backend, "to_device_async", None)
-    if member is None:
-        return backend.asarray(host), _nothing
-    array, ready = member(host)
-    return array, ready
 
 
 def start_transfer(batch: Any, target: Backend) -> tuple[Any, Ready]:
@@ -84,6 +74,3 @@ def ahead(batches: Callable[[], Any], target: Backend) -> Generator[Any, None, N
         ready()
         yield value
 
-
-def _nothing() -> None:
-    return None

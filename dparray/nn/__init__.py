@@ -2,12 +2,29 @@
 function forms."""
 
 from dparray.nn import functional as functional
+from dparray.nn.activation import CELU as CELU
+from dparray.nn.activation import ELU as ELU
+from dparray.nn.activation import SELU as SELU
+from dparray.nn.activation import Hardsigmoid as Hardsigmoid
+from dparray.nn.activation import Hardswish as Hardswish
+from dparray.nn.activation import Hardtanh as Hardtanh
+from dparray.nn.activation import LeakyReLU as LeakyReLU
+from dparray.nn.activation import LogSigmoid as LogSigmoid
+from dparray.nn.activation import Mish as Mish
+from dparray.nn.activation import PReLU as PReLU
+from dparray.nn.activation import ReLU6 as ReLU6
+from dparray.nn.activation import SiLU as SiLU
+from dparray.nn.activation import Softmin as Softmin
+from dparray.nn.activation import Softplus as Softplus
+from dparray.nn.activation import Softsign as Softsign
 from dparray.nn.attention import MultiheadAttention as MultiheadAttention
+from dparray.nn.containers import ModuleDict as ModuleDict
 from dparray.nn.containers import ModuleList as ModuleList
 from dparray.nn.containers import Sequential as Sequential
-from dparray.nn.conv import AvgPool2d as AvgPool2d
+from dparray.nn.conv import Conv1d as Conv1d
 from dparray.nn.conv import Conv2d as Conv2d
-from dparray.nn.conv import MaxPool2d as MaxPool2d
+from dparray.nn.conv import ConvTranspose1d as ConvTranspose1d
+from dparray.nn.conv import ConvTranspose2d as ConvTranspose2d
 from dparray.nn.layers import GELU as GELU
 from dparray.nn.layers import Dropout as Dropout
 from dparray.nn.layers import Embedding as Embedding
@@ -19,11 +36,18 @@ from dparray.nn.layers import ReLU as ReLU
 from dparray.nn.layers import Sigmoid as Sigmoid
 from dparray.nn.layers import Softmax as Softmax
 from dparray.nn.layers import Tanh as Tanh
+from dparray.nn.layers import Unflatten as Unflatten
+from dparray.nn.loss import BCELoss as BCELoss
 from dparray.nn.loss import BCEWithLogitsLoss as BCEWithLogitsLoss
+from dparray.nn.loss import CosineEmbeddingLoss as CosineEmbeddingLoss
 from dparray.nn.loss import CrossEntropyLoss as CrossEntropyLoss
+from dparray.nn.loss import HuberLoss as HuberLoss
+from dparray.nn.loss import KLDivLoss as KLDivLoss
 from dparray.nn.loss import L1Loss as L1Loss
+from dparray.nn.loss import MarginRankingLoss as MarginRankingLoss
 from dparray.nn.loss import MSELoss as MSELoss
 from dparray.nn.loss import NLLLoss as NLLLoss
+from dparray.nn.loss import SmoothL1Loss as SmoothL1Loss
 from dparray.nn.module import IncompatibleKeys as IncompatibleKeys
 from dparray.nn.module import Module as Module
 from dparray.nn.module import Parameter as Parameter
@@ -34,6 +58,12 @@ from dparray.nn.normalization import InstanceNorm1d as InstanceNorm1d
 from dparray.nn.normalization import InstanceNorm2d as InstanceNorm2d
 from dparray.nn.normalization import LayerNorm as LayerNorm
 from dparray.nn.normalization import RMSNorm as RMSNorm
+from dparray.nn.pooling import AdaptiveAvgPool2d as AdaptiveAvgPool2d
+from dparray.nn.pooling import AdaptiveMaxPool2d as AdaptiveMaxPool2d
+from dparray.nn.pooling import AvgPool1d as AvgPool1d
+from dparray.nn.pooling import AvgPool2d as AvgPool2d
+from dparray.nn.pooling import MaxPool1d as MaxPool1d
+from dparray.nn.pooling import MaxPool2d as MaxPool2d
 from dparray.nn.rnn import GRU as GRU
 from dparray.nn.rnn import LSTM as LSTM
 from dparray.nn.rnn import RNN as RNN
@@ -42,6 +72,9 @@ from dparray.nn.transformer import TransformerDecoder as TransformerDecoder
 from dparray.nn.transformer import TransformerDecoderLayer as TransformerDecoderLayer
 from dparray.nn.transformer import TransformerEncoder as TransformerEncoder
 from dparray.nn.transformer import TransformerEncoderLayer as TransformerEncoderLayer
+from dparray.nn.upsample import Upsample as Upsample
+from dparray.nn.upsample import UpsamplingBilinear2d as UpsamplingBilinear2d
+from dparray.nn.upsample import UpsamplingNearest2d as UpsamplingNearest2d
 from dparray.parallel import DataParallel as DataParallel  # last: it imports the modules above
 
 __all__ = [
@@ -54,5 +87,12 @@ __all__ = [
     "MultiheadAttention", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
     "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "RMSNorm",
+    "CELU", "ELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish",
+    "PReLU", "ReLU6", "SELU", "SiLU", "Softmin", "Softplus", "Softsign",
+    "ModuleDict", "Unflatten",
+    "BCELoss", "CosineEmbeddingLoss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
+    "SmoothL1Loss",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "Conv1d", "ConvTranspose1d",
+    "ConvTranspose2d", "MaxPool1d", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "functional",
 ]

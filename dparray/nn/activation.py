@@ -43,8 +43,8 @@ class LeakyReLU(_Elementwise):
 
     Examples:
         >>> import dparray as dp
-        >>> dp.nn.LeakyReLU(0.2)(dp.tensor([-1.0, 2.0])).tolist()
-        [-0.2, 2.0]
+        >>> dp.nn.LeakyReLU(0.25)(dp.tensor([-1.0, 2.0])).tolist()
+        [-0.25, 2.0]
     """
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
@@ -206,9 +206,10 @@ class PReLU(Module):
     def __init__(self, num_parameters: int = 1, init: float = 0.25, dtype: Any = None) -> None:
         super().__init__()
         where = "PReLU"
-        self.num_parameters = check_int(num_parameters, "num_parameters", where, minimum=1)
+        count = check_int(num_parameters, "num_parameters", where, minimum=1)
         self.init = check_number(init, "init", where)
-        self.weight = _init.constant((self.num_parameters,), self.init, dtype)
+        # the count is weight.shape[0]: ``num_parameters()`` is Module's method (all scalars)
+        self.weight = _init.constant((count,), self.init, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         where = "PReLU"
@@ -216,7 +217,7 @@ class PReLU(Module):
         return _act.Prelu()(input, _act.prelu_weight(input, self.weight, where))
 
     def extra_repr(self) -> str:
-        return f"num_parameters={self.num_parameters}"
+        return f"num_parameters={self.weight.shape[0]}"
 
 
 class Softmin(_AlongDim):

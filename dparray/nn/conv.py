@@ -1,115 +1,218 @@
-"""Convolution and pooling over images ``(N, C, H, W)``, with PyTorch's arguments, weight
-layout and initialisation. Each call is one graph node (``dparray.ops.conv``,
-``dparray.ops.pooling``)."""
+"""Convolutions over sequences ``(N, C, L)`` and images ``(N, C, H, W)``, and their transposes,
+with PyTorch's arguments, weight layouts and initialisation. Each call is one graph node
+(``dparray.ops.conv``, ``dparray.ops.conv_transpose``), after a padding node where the
+convolution node cannot pad by itself (a ``padding_mode`` other than zeros, an uneven
+``padding="same"``)."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
-from dparray._checks import check_bool, check_int, check_int_tuple
+from dparray._checks import check_bool, check_int_tuple
 from dparray.nn import init
-from dparray.nn._geometry import check_conv_input, check_image, conv_geometry, pool_geometry
+from dparray.nn._geometry import (
+    check_channels,
+    check_conv_fits,
+    check_conv_input,
+    check_conv_padding,
+    check_padding_mode,
+    check_transposed_input,
+    conv_geometry,
+    conv_padding,
+    transposed_geometry,
+    transposed_output_padding,
+)
 from dparray.nn.module import Module
 from dparray.ops import conv as _conv
-from dparray.ops import pooling as _pooling
+from dparray.ops import conv_transpose as _conv_transpose
 from dparray.tensor import Tensor
 
 
-class Conv2d(Module):
+def _parameters(where: str, in_channels: int, out_channels: int, kernel: tuple[int, ...],
+                groups: int, bias: Any, dtype: Any,
+                transposed: bool) -> tuple[Tensor, Tensor | None]:
+    """A new weight and bias from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, PyTorch's start:
+    ``fan_in`` is the weight's second axis times the kernel's size."""
+    check_bool(bias, "bias", where)
+    if transposed:
+        shape = (in_channels, out_channels // groups, *kernel)
+    else:
+        shape = (out_channels, in_channels // groups, *kernel)
+    fan_in = shape[1] * math.prod(kernel)
+    weight = init.fan_in_uniform(shape, fan_in, dtype)
+    return weight, init.fan_in_uniform((out_channels,), fan_in, dtype) if bias else None
+
+
+class _ConvNd(Module):
+    """What ``Conv1d`` and ``Conv2d`` share; ``dims`` is the number of spatial axes."""
+
+    dims: ClassVar[int] = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", dtype: Any = None) -> None:
+        super().__init__()
+        where = type(self).__name__
+        self.stride, self.dilation, self.groups = conv_geometry(where, stride, dilation, groups,
+                                                                self.dims)
+        self.in_channels, self.out_channels = check_channels(where, in_channels, out_channels,
+                                                             self.groups)
+        self.kernel_size = check_int_tuple(kernel_size, "kernel_size", where, self.dims,
+                                           minimum=1)
+        self.padding_mode = check_padding_mode(where, padding_mode)
+        self.padding = check_conv_padding(where, padding, self.dims)
+        self._padding = conv_padding(where, self.padding, self.kernel_size, self.stride,
+                                     self.dilation, self.padding_mode)
+        self.weight, self.bias = _parameters(where, self.in_channels, self.out_channels,
+                                             self.kernel_size, self.groups, bias, dtype,
+                                             transposed=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        where = type(self).__name__
+        check_conv_input(where, x, self.weight, self.bias, self.groups, self.dims)
+        check_conv_fits(where, x, self.kernel_size, self.dilation, self._padding)
+        return _conv.convolve(self._padding.apply(x), self.weight, self.bias, self.stride,
+                              self._padding.node, self.dilation, self.groups)
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0,) * self.dims:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * self.dims:
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution (cross-correlation) of ``(N, C, L)`` input with weight
+    ``(out_channels, in_channels / groups, k)``; PyTorch's arguments, as ``Conv2d``'s with one
+    entry per size.
+
+    Examples:
+        >>> import dparray as dp
+        >>> conv = dp.nn.Conv1d(2, 4, kernel_size=3, padding="same", padding_mode="circular")
+        >>> conv(dp.ones(5, 2, 10)).shape, conv.weight.shape
+        ((5, 4, 10), (4, 2, 3))
+    """
+
+    dims = 1
+
+
+class Conv2d(_ConvNd):
     """2-D convolution (cross-correlation, as in every framework) with weight
     ``(out_channels, in_channels / groups, kh, kw)``; ``groups`` splits the channels into
     independent groups (``groups == in_channels`` is a depthwise convolution).
 
-    Weight and bias start from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``,
-    ``fan_in = in_channels / groups * kh * kw``, as in PyTorch.
+    ``padding`` is an int, a pair, ``"valid"`` (none) or ``"same"`` (the input's size, for
+    stride 1; when the total ``dilation * (k - 1)`` is odd, the extra entry goes at the end, as
+    in PyTorch). ``padding_mode`` fills the padding with zeros, a reflection, the edge's value
+    (``"replicate"``) or the other side (``"circular"``). Weight and bias start from
+    ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, ``fan_in = in_channels / groups * kh * kw``, as in
+    PyTorch.
 
     Examples:
         >>> import dparray as dp
         >>> conv = dp.nn.Conv2d(3, 6, kernel_size=3, padding=1, groups=3)
         >>> conv(dp.ones(2, 3, 8, 8)).shape, conv.weight.shape
         ((2, 6, 8, 8), (6, 1, 3, 3))
+        >>> dp.nn.Conv2d(3, 6, 4, padding="same", padding_mode="reflect")(dp.ones(1, 3, 5, 5)).shape
+        (1, 6, 5, 5)
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 dtype: Any = None) -> None:
-        super().__init__()
-        where = "Conv2d"
-        self.in_channels = check_int(in_channels, "in_channels", where, minimum=1)
-        self.out_channels = check_int(out_channels, "out_channels", where, minimum=1)
-        self.kernel_size = check_int_tuple(kernel_size, "kernel_size", where, 2, minimum=1)
-        self.stride, self.padding, self.dilation, self.groups = conv_geometry(
-            where, stride, padding, dilation, groups)
-        if in_channels % self.groups or out_channels % self.groups:
-            raise ValueError(f"{where}: in_channels ({in_channels}) and out_channels "
-                             f"({out_channels}) must be divisible by groups ({groups})")
-        check_bool(bias, "bias", where)
-        fan_in = in_channels // self.groups * math.prod(self.kernel_size)
-        shape = (out_channels, in_channels // self.groups, *self.kernel_size)
-        self.weight = init.fan_in_uniform(shape, fan_in, dtype)
-        self.bias = init.fan_in_uniform((out_channels,), fan_in, dtype) if bias else None
+    dims = 2
 
-    def forward(self, x: Tensor) -> Tensor:
-        check_conv_input("Conv2d", x, self.weight, self.bias, self.groups)
-        return _conv.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                            self.groups)
+
+class _ConvTransposeNd(Module):
+    """What ``ConvTranspose1d`` and ``ConvTranspose2d`` share."""
+
+    dims: ClassVar[int] = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", dtype: Any = None) -> None:
+        super().__init__()
+        where = type(self).__name__
+        (self.stride, self.padding, self.output_padding, self.dilation,
+         self.groups) = transposed_geometry(where, stride, padding, output_padding, dilation,
+                                            groups, self.dims)
+        self.in_channels, self.out_channels = check_channels(where, in_channels, out_channels,
+                                                             self.groups)
+        self.kernel_size = check_int_tuple(kernel_size, "kernel_size", where, self.dims,
+                                           minimum=1)
+        if check_padding_mode(where, padding_mode) != "zeros":
+            raise ValueError(f"{where}: only padding_mode='zeros' is supported, got "
+                             f"{padding_mode!r}")
+        self.padding_mode = padding_mode
+        self.weight, self.bias = _parameters(where, self.in_channels, self.out_channels,
+                                             self.kernel_size, self.groups, bias, dtype,
+                                             transposed=True)
+
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        """The transposed convolution of ``x``; ``output_size`` (the spatial sizes, or the
+        whole shape) picks one of the sizes that the stride makes possible, in place of
+        ``output_padding``."""
+        where = type(self).__name__
+        check_transposed_input(where, x, self.weight, self.bias, self.groups, self.dims)
+        extras = transposed_output_padding(where, x, self.kernel_size, self.stride,
+                                           self.padding, self.output_padding, self.dilation,
+                                           output_size)
+        return _conv_transpose.conv_transpose(x, self.weight, self.bias, self.stride,
+                                              self.padding, extras, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
-                f"groups={self.groups}, bias={self.bias is not None}")
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0,) * self.dims:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * self.dims:
+            text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self.dims:
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
 
 
-class MaxPool2d(Module):
-    """The maximum of each window; one winner per window (the first maximum) takes the
-    gradient, as in PyTorch. ``return_indices`` also returns each winner's flat position in
-    its input plane (what ``MaxUnpool2d`` takes in PyTorch).
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution of ``(N, C, L)`` input with weight
+    ``(in_channels, out_channels / groups, k)``: ``ConvTranspose2d`` with one entry per size.
 
     Examples:
         >>> import dparray as dp
-        >>> pool = dp.nn.MaxPool2d(2)
-        >>> pool(dp.arange(16.0).reshape(1, 1, 4, 4)).tolist()
-        [[[[5.0, 7.0], [13.0, 15.0]]]]
+        >>> up = dp.nn.ConvTranspose1d(4, 2, kernel_size=3, stride=2, padding=1, output_padding=1)
+        >>> up(dp.ones(1, 4, 5)).shape
+        (1, 2, 10)
     """
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 dilation: Any = 1, return_indices: bool = False,
-                 ceil_mode: bool = False) -> None:
-        super().__init__()
-        self.windows = pool_geometry("MaxPool2d", kernel_size, stride, padding, dilation,
-                                     ceil_mode)
-        self.return_indices = check_bool(return_indices, "return_indices", "MaxPool2d")
-
-    def forward(self, x: Tensor) -> Any:
-        return _pooling.max_pool2d(check_image("MaxPool2d", x), self.windows,
-                                   self.return_indices)
-
-    def extra_repr(self) -> str:
-        w = self.windows
-        return (f"kernel_size={w.kernel}, stride={w.stride}, padding={w.padding}, "
-                f"dilation={w.dilation}, ceil_mode={w.ceil_mode}")
+    dims = 1
 
 
-class AvgPool2d(Module):
-    """The mean of each window, with PyTorch's divisor rules: ``count_include_pad`` counts
-    the zero padding in the divisor, ``divisor_override`` replaces it."""
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution (the gradient of ``Conv2d`` with respect to its input, what
+    decoders use to upsample), with weight ``(in_channels, out_channels / groups, kh, kw)``.
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override: int | None = None) -> None:
-        super().__init__()
-        where = "AvgPool2d"
-        self.windows = pool_geometry(where, kernel_size, stride, padding, 1, ceil_mode)
-        self.count_include_pad = check_bool(count_include_pad, "count_include_pad", where)
-        self.divisor_override = None if divisor_override is None else check_int(
-            divisor_override, "divisor_override", where, minimum=1)
+    The output's size is ``(H - 1) * stride - 2 * padding + dilation * (kh - 1) +
+    output_padding + 1``; ``forward(x, output_size=...)`` picks the output padding that gives a
+    requested size instead. Weight and bias start from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``
+    with ``fan_in = out_channels / groups * kh * kw``, as in PyTorch.
 
-    def forward(self, x: Tensor) -> Tensor:
-        return _pooling.avg_pool2d(check_image("AvgPool2d", x), self.windows,
-                                   self.count_include_pad, self.divisor_override)
+    Examples:
+        >>> import dparray as dp
+        >>> up = dp.nn.ConvTranspose2d(8, 4, kernel_size=3, stride=2, padding=1)
+        >>> up(dp.ones(1, 8, 5, 5)).shape, up.weight.shape
+        ((1, 4, 9, 9), (8, 4, 3, 3))
+        >>> up(dp.ones(1, 8, 5, 5), output_size=(10, 10)).shape
+        (1, 4, 10, 10)
+    """
 
-    def extra_repr(self) -> str:
-        w = self.windows
-        return (f"kernel_size={w.kernel}, stride={w.stride}, padding={w.padding}, "
-                f"ceil_mode={w.ceil_mode}, count_include_pad={self.count_include_pad}")
+    dims = 2

@@ -10,22 +10,59 @@ from typing import Any
 
 from dparray import _checks, ops
 from dparray._checks import check_bool, check_int, check_tensor
-from dparray.nn._geometry import check_conv_input, check_image, conv_geometry, pool_geometry
+from dparray.nn._geometry import (
+    adaptive_output_size,
+    check_conv_fits,
+    check_conv_input,
+    check_conv_padding,
+    check_nonempty_image,
+    check_pool_input,
+    check_transposed_input,
+    conv_geometry,
+    conv_padding,
+    pool_geometry,
+    resize,
+    resolve_output_size,
+    transposed_geometry,
+    transposed_output_padding,
+)
+from dparray.nn.loss import binary_cross_entropy as binary_cross_entropy
 from dparray.nn.loss import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
+from dparray.nn.loss import cosine_embedding_loss as cosine_embedding_loss
 from dparray.nn.loss import cross_entropy as cross_entropy
+from dparray.nn.loss import huber_loss as huber_loss
+from dparray.nn.loss import kl_div as kl_div
 from dparray.nn.loss import l1_loss as l1_loss
+from dparray.nn.loss import margin_ranking_loss as margin_ranking_loss
 from dparray.nn.loss import mse_loss as mse_loss
 from dparray.nn.loss import nll_loss as nll_loss
+from dparray.nn.loss import smooth_l1_loss as smooth_l1_loss
+from dparray.nn.upsample import resample
+from dparray.ops import activations as _activations
+from dparray.ops import adaptive_pool as _adaptive
 from dparray.ops import conv as _conv
+from dparray.ops import conv_transpose as _conv_transpose
 from dparray.ops import dropout as _dropout
 from dparray.ops import normalization as _normalization
 from dparray.ops import pooling as _pooling
 from dparray.ops.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from dparray.ops.construct import one_hot as one_hot
 from dparray.ops.nn import linear as linear
 from dparray.ops.normalization import LOCAL, Statistics
 from dparray.ops.pad import pad as pad
 from dparray.tensor import Tensor
 
+__all__ = [
+    "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
+    "conv_transpose1d", "conv_transpose2d", "cosine_embedding_loss", "cross_entropy", "dropout",
+    "elu", "embedding", "gelu", "group_norm", "hardsigmoid", "hardswish", "hardtanh", "huber_loss",
+    "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
+    "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "mish",
+    "mse_loss", "nll_loss", "one_hot", "pad", "prelu", "relu", "relu6", "rms_norm",
+    "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+    "softmin", "softplus", "softsign", "tanh",
+]
 
 def relu(input: Tensor) -> Tensor:
     return ops.relu(input)
@@ -49,6 +86,96 @@ def softmax(input: Tensor, dim: int = -1) -> Tensor:
 
 def log_softmax(input: Tensor, dim: int = -1) -> Tensor:
     return ops.log_softmax(input, axis=dim)
+
+
+# Activations of dparray.ops.activations, with PyTorch's signatures. ``inplace`` is accepted for
+# PyTorch's code and changes nothing: dparray never writes into an array.
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``input`` where positive, else ``negative_slope * input``."""
+    check_bool(inplace, "inplace", "leaky_relu")
+    return _activations.leaky_relu(input, negative_slope)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """Leaky ReLU with the slopes ``weight``: one, or one per channel (axis 1)."""
+    return _activations.prelu(input, weight)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` where positive, else ``alpha * (exp(input) - 1)``."""
+    check_bool(inplace, "inplace", "elu")
+    return _activations.elu(input, alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """The self-normalising ELU, with PyTorch's constants."""
+    check_bool(inplace, "inplace", "selu")
+    return _activations.selu(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` where positive, else ``alpha * (exp(input / alpha) - 1)``."""
+    check_bool(inplace, "inplace", "celu")
+    return _activations.celu(input, alpha)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * sigmoid(input)``."""
+    check_bool(inplace, "inplace", "silu")
+    return _activations.silu(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * tanh(softplus(input))``."""
+    check_bool(inplace, "inplace", "mish")
+    return _activations.mish(input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * relu6(input + 3) / 6``."""
+    check_bool(inplace, "inplace", "hardswish")
+    return _activations.hardswish(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(input + 3) / 6``."""
+    check_bool(inplace, "inplace", "hardsigmoid")
+    return _activations.hardsigmoid(input)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """``input`` limited to ``[min_val, max_val]``; no gradient at or beyond the bounds."""
+    check_bool(inplace, "inplace", "hardtanh")
+    return _activations.hardtanh(input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(input, 0), 6)``."""
+    check_bool(inplace, "inplace", "relu6")
+    return _activations.relu6(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * input)) / beta``, and ``input`` where ``beta * input > threshold``,
+    as PyTorch's ``F.softplus``."""
+    return _activations.softplus(input, beta, threshold)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``input / (1 + |input|)``."""
+    return _activations.softsign(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(input))``, finite for every finite input."""
+    return _activations.logsigmoid(input)
+
+
+def softmin(input: Tensor, dim: int = -1) -> Tensor:
+    """``softmax(-input)`` along ``dim``."""
+    check_int(dim, "dim", "softmin")
+    return ops.softmax(-check_tensor(input, "input", "softmin"), axis=dim)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -179,12 +306,13 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                                               running_var=running_var)
         return out
     count = math.prod(input.shape[2:])  # values per channel of each sample
-    if count < 2:
+    if count == 1:
         raise ValueError(f"{where}: needs more than one value per channel of each sample, got "
                          f"input of shape {input.shape}")
     updating = running_mean is not None and momentum > 0.0
-    if updating and input.shape[0] == 0:
-        raise ValueError(f"{where}: an empty batch cannot update the running statistics")
+    if updating and input.elem_count() == 0:
+        raise ValueError(f"{where}: an empty input cannot update the running statistics, got "
+                         f"shape {input.shape}")
     out, node = _normalization.instance_norm(input, weight, bias, eps)
     if updating and running_mean is not None and running_var is not None:
         xp = input.backend.xp
@@ -268,13 +396,69 @@ def refuse_max_norm(max_norm: Any, where: str) -> None:
                          f"rows in place; dparray never writes into a tensor), got {max_norm!r}")
 
 
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D cross-correlation of ``(N, C, L)`` input with ``(OC, C / groups, k)`` weight, as
+    PyTorch's ``F.conv1d`` (``padding`` may be ``"valid"`` or ``"same"``); one graph node."""
+    return _convolve("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D cross-correlation of ``(N, C, H, W)`` input with ``(OC, C / groups, kh, kw)``
-    weight, as PyTorch's ``F.conv2d``; one graph node (im2col and a product per group)."""
-    geometry = conv_geometry("conv2d", stride, padding, dilation, groups)
-    check_conv_input("conv2d", input, weight, bias, geometry[3])
-    return _conv.conv2d(input, weight, bias, *geometry)
+    weight, as PyTorch's ``F.conv2d``; one graph node (im2col and a product per group).
+    ``padding="same"`` with an odd total puts the extra entry at the end, through a padding
+    node before the convolution, as PyTorch does."""
+    return _convolve("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _convolve(where: str, dims: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+              stride: Any, padding: Any, dilation: Any, groups: Any) -> Tensor:
+    strides, dilations, groups = conv_geometry(where, stride, dilation, groups, dims)
+    check_conv_input(where, input, weight, bias, groups, dims)
+    kernel = tuple(weight.shape[2:])
+    plan = conv_padding(where, check_conv_padding(where, padding, dims), kernel, strides,
+                        dilations)
+    check_conv_fits(where, input, kernel, dilations, plan)
+    return _conv.convolve(plan.apply(input), weight, bias, strides, plan.node, dilations, groups)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """1-D transposed convolution of ``(N, C, L)`` input with ``(C, OC / groups, k)`` weight,
+    as PyTorch's ``F.conv_transpose1d`` (note its order: ``groups`` before ``dilation``)."""
+    return _convolve_transposed("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                                output_padding, groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """2-D transposed convolution of ``(N, C, H, W)`` input with ``(C, OC / groups, kh, kw)``
+    weight, as PyTorch's ``F.conv_transpose2d``: the gradient of a convolution with respect to
+    its input; one graph node."""
+    return _convolve_transposed("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                                output_padding, groups, dilation)
+
+
+def _convolve_transposed(where: str, dims: int, input: Tensor, weight: Tensor,
+                         bias: Tensor | None, stride: Any, padding: Any, output_padding: Any,
+                         groups: Any, dilation: Any) -> Tensor:
+    strides, pads, extras, dilations, groups = transposed_geometry(
+        where, stride, padding, output_padding, dilation, groups, dims)
+    check_transposed_input(where, input, weight, bias, groups, dims)
+    extras = transposed_output_padding(where, input, tuple(weight.shape[2:]), strides, pads,
+                                       extras, dilations, None)
+    return _conv_transpose.conv_transpose(input, weight, bias, strides, pads, extras, dilations,
+                                          groups)
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """The maximum of each window of ``(N, C, L)`` input, as PyTorch's ``F.max_pool1d``."""
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -282,9 +466,23 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     """The maximum of each window, as PyTorch's ``F.max_pool2d``: one winner per window (the
     first maximum) takes the gradient; ``return_indices`` also returns each winner's flat
     position in its input plane."""
-    windows = pool_geometry("max_pool2d", kernel_size, stride, padding, dilation, ceil_mode)
-    check_bool(return_indices, "return_indices", "max_pool2d")
-    return _pooling.max_pool2d(check_image("max_pool2d", input), windows, return_indices)
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def _max_pool(where: str, dims: int, input: Tensor, kernel_size: Any, stride: Any,
+              padding: Any, dilation: Any, ceil_mode: Any, return_indices: Any) -> Any:
+    windows = pool_geometry(where, kernel_size, stride, padding, dilation, ceil_mode, dims)
+    check_bool(return_indices, "return_indices", where)
+    check_pool_input(where, input, windows, dims)
+    return _pooling.max_pool(input, windows, return_indices, dims)
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of ``(N, C, L)`` input, as PyTorch's ``F.avg_pool1d``."""
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, None)
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -292,12 +490,57 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                divisor_override: int | None = None) -> Tensor:
     """The mean of each window, as PyTorch's ``F.avg_pool2d`` (its divisor rules for padding
     and ``ceil_mode``)."""
-    windows = pool_geometry("avg_pool2d", kernel_size, stride, padding, 1, ceil_mode)
-    check_bool(count_include_pad, "count_include_pad", "avg_pool2d")
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def _avg_pool(where: str, dims: int, input: Tensor, kernel_size: Any, stride: Any,
+              padding: Any, ceil_mode: Any, count_include_pad: Any,
+              divisor_override: Any) -> Tensor:
+    windows = pool_geometry(where, kernel_size, stride, padding, 1, ceil_mode, dims)
+    check_bool(count_include_pad, "count_include_pad", where)
     if divisor_override is not None:
-        check_int(divisor_override, "divisor_override", "avg_pool2d", minimum=1)
-    return _pooling.avg_pool2d(check_image("avg_pool2d", input), windows, count_include_pad,
-                               divisor_override)
+        check_int(divisor_override, "divisor_override", where, minimum=1)
+    check_pool_input(where, input, windows, dims)
+    return _pooling.avg_pool(input, windows, count_include_pad, divisor_override, dims)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """The mean over PyTorch's adaptive windows to ``output_size`` (an int or a pair; None
+    keeps the input's size), as ``F.adaptive_avg_pool2d``; one graph node."""
+    sizes = adaptive_output_size("adaptive_avg_pool2d", output_size)
+    check_nonempty_image("adaptive_avg_pool2d", input, floating=True)
+    return _adaptive.adaptive_avg_pool2d(input, resolve_output_size(sizes, input))
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """The maximum over PyTorch's adaptive windows, as ``F.adaptive_max_pool2d``;
+    ``return_indices`` also returns each winner's flat position in its input plane."""
+    sizes = adaptive_output_size("adaptive_max_pool2d", output_size)
+    check_bool(return_indices, "return_indices", "adaptive_max_pool2d")
+    check_nonempty_image("adaptive_max_pool2d", input, floating=False)
+    return _adaptive.adaptive_max_pool2d(input, resolve_output_size(sizes, input),
+                                         return_indices)
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """``(N, C, H, W)`` input resampled to ``size`` or by ``scale_factor``, as PyTorch's
+    ``F.interpolate`` with ``mode="nearest"`` or ``"bilinear"`` (see ``nn.Upsample``); one
+    graph node. ``antialias`` is not supported.
+
+    Examples:
+        >>> import dparray as dp
+        >>> x = dp.tensor([[[[0.0, 1.0]]]])
+        >>> dp.nn.functional.interpolate(x, size=(1, 4), mode="bilinear").tolist()
+        [[[[0.0, 0.25, 0.75, 1.0]]]]
+    """
+    if check_bool(antialias, "antialias", "interpolate"):
+        raise ValueError("interpolate: antialias=True is not supported")
+    spec = resize("interpolate", size, scale_factor, mode, align_corners,
+                  recompute_scale_factor)
+    return resample("interpolate", input, spec)
 
 
 def check_probability(p: float, where: str) -> float:

@@ -196,6 +196,7 @@ class Embedding(Module):
         where = "Embedding.from_pretrained"
         check_tensor(embeddings, "embeddings", where)
         check_bool(freeze, "freeze", where)
+        F.refuse_max_norm(max_norm, where)
         if embeddings.ndim != 2:
             raise ValueError(f"{where}: embeddings must be 2-dimensional (num_embeddings, "
                              f"embedding_dim), got shape {embeddings.shape}")

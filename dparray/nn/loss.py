@@ -2,17 +2,25 @@
 
 Cross-entropy and NLL are single fused graph nodes (``dparray.ops.cross_entropy``), so a
 masked logit of ``-inf`` costs nothing and their backward is one closed form; the others are
-built from differentiable ops (the logistic loss from the overflow-free ``softplus``).
+built from differentiable ops (the logistic loss from the overflow-free ``softplus``), except
+binary cross-entropy on probabilities and the KL divergence, one node each so that their
+gradients at 0 and 1 are PyTorch's.
 ``reduction`` is ``"mean"`` (default), ``"sum"`` or ``"none"``. Class weights are buffers of
 the loss modules, as in PyTorch, so they appear in state dicts under PyTorch's names.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
+from typing import Any
+
 from dparray import ops
-from dparray._checks import check_int, check_number, check_tensor
+from dparray._checks import check_bool, check_choice, check_int, check_number, check_tensor
+from dparray.autograd import Function
 from dparray.kernels import resolve
 from dparray.nn.module import Module
+from dparray.ops._util import broadcast_shapes
 from dparray.ops.cross_entropy import NLL, CrossEntropy, SoftCrossEntropy
 from dparray.tensor import Tensor
 
@@ -142,17 +150,306 @@ def _class_rows(where: str, scores: Tensor, target: Tensor, weight: Tensor | Non
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, *,
                                      reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
-    """Logistic loss on logits: ``-(pw * t * log sigmoid(x) + (1 - t) * log(1 - sigmoid(x)))``,
-    computed with ``softplus`` so that no logit overflows."""
-    _check_reduction(reduction)
-    _check_same_shape("binary_cross_entropy_with_logits", input, target)
+    """Logistic loss on logits: ``-w * (pw * t * log sigmoid(x) + (1 - t) * log(1 -
+    sigmoid(x)))``, computed with ``softplus`` so that no logit overflows.
+
+    ``weight`` (``w``) weighs each element and ``pos_weight`` (``pw``) the positive term, for
+    example one weight per class as a ``(C,)`` tensor beside ``(N, C)`` logits; both broadcast
+    to the input's shape and are constants (no gradient), as in PyTorch.
+
+    Examples:
+        >>> import dparray as dp
+        >>> loss = dp.nn.functional.binary_cross_entropy_with_logits
+        >>> round(loss(dp.tensor([0.0]), dp.tensor([1.0]), pos_weight=dp.tensor([2.0])).item(), 4)
+        1.3863
+    """
+    where = "binary_cross_entropy_with_logits"
+    check_choice(reduction, "reduction", where, _REDUCTIONS)
+    _check_pair(where, input, target)
+    weight = _elementwise_weight(where, "weight", weight, input)
+    pos_weight = _elementwise_weight(where, "pos_weight", pos_weight, input)
     if pos_weight is None:
         loss = ops.softplus(input) - input * target
     else:
         loss = (1.0 - target) * ops.softplus(input) + pos_weight * target * ops.softplus(-input)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
+                         reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy between probabilities ``input`` (each in ``[0, 1]``) and
+    ``target`` of the same shape: ``-w * (t * log(x) + (1 - t) * log(1 - x))``; one graph
+    node.
+
+    As in PyTorch, each logarithm is clamped to at least -100, so a probability of exactly 0
+    or 1 gives a finite loss and gradient; an input outside ``[0, 1]`` (or NaN) is a
+    ValueError. ``weight`` (``w``) broadcasts to the input's shape and is a constant. Prefer
+    ``binary_cross_entropy_with_logits`` on logits: it is exact where ``sigmoid`` rounds to
+    0 or 1.
+
+    Examples:
+        >>> import dparray as dp
+        >>> loss = dp.nn.functional.binary_cross_entropy
+        >>> round(loss(dp.tensor([0.8, 0.1]), dp.tensor([1.0, 0.0])).item(), 4)
+        0.1643
+    """
+    where = "binary_cross_entropy"
+    check_choice(reduction, "reduction", where, _REDUCTIONS)
+    _check_pair(where, input, target)
+    weight = _elementwise_weight(where, "weight", weight, input)
+    loss = BinaryCrossEntropy()(input, target)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+               delta: float = 1.0) -> Tensor:
+    """``0.5 * d ** 2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``, for the
+    difference ``d = input - target``: quadratic near 0, linear (robust to outliers) beyond.
+
+    Examples:
+        >>> import dparray as dp
+        >>> dp.nn.functional.huber_loss(dp.tensor([0.5, 3.0]), dp.zeros(2), "none").tolist()
+        [0.125, 2.5]
+    """
+    where = "huber_loss"
+    check_choice(reduction, "reduction", where, _REDUCTIONS)
+    delta = check_number(delta, "delta", where, above=0.0)
+    _check_pair(where, input, target)
+    difference = input - target
+    size = difference.abs()
+    loss = ops.where(size < delta, 0.5 * difference * difference, delta * (size - 0.5 * delta))
     return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """``0.5 * d ** 2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta``: the Huber loss
+    divided by ``beta``; ``beta=0`` is the L1 loss, as in PyTorch."""
+    where = "smooth_l1_loss"
+    check_choice(reduction, "reduction", where, _REDUCTIONS)
+    beta = check_number(beta, "beta", where, minimum=0.0)
+    _check_pair(where, input, target)
+    difference = input - target
+    size = difference.abs()
+    if beta == 0.0:
+        return _reduce(size, reduction)
+    loss = ops.where(size < beta, (0.5 / beta) * difference * difference, size - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+_KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """The Kullback-Leibler divergence of ``input`` (log-probabilities) from ``target``
+    (probabilities, or log-probabilities with ``log_target=True``), pointwise
+    ``t * (log t - input)`` (0 where ``t == 0``); one graph node before the reduction.
+
+    ``reduction="batchmean"`` divides the sum by the batch size (axis 0): the divergence per
+    sample. ``"mean"``, the default as in PyTorch, divides by the number of elements and warns
+    that this is not the divergence, as PyTorch does.
+
+    Examples:
+        >>> import dparray as dp
+        >>> p = dp.tensor([[0.5, 0.5]], dtype="float64")
+        >>> q = dp.tensor([[0.25, 0.75]], dtype="float64")
+        >>> round(dp.nn.functional.kl_div(q.log(), p, reduction="batchmean").item(), 4)
+        0.1438
+    """
+    where = "kl_div"
+    check_choice(reduction, "reduction", where, _KL_REDUCTIONS)
+    check_bool(log_target, "log_target", where)
+    _check_pair(where, input, target)
+    loss = KLDivergence(log_target)(input, target)
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.ndim > 0 else total
+    if reduction == "mean":
+        warnings.warn("kl_div: reduction='mean' divides the sum by the number of elements, which "
+                      "is not the KL divergence; reduction='batchmean' (the sum divided by the "
+                      "batch size) is", UserWarning, stacklevel=2)
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: str = "mean") -> Tensor:
+    """For each pair of rows (``(N, D)`` inputs, or one pair of ``(D,)`` vectors) and its
+    ``target`` of 1 or -1: ``1 - cos(x1, x2)`` where the target is 1, ``max(0, cos(x1, x2) -
+    margin)`` where it is -1 (and 0 for any other target), as in PyTorch.
+
+    The cosine is ``x1 . x2 / sqrt((|x1|^2 + eps) * (|x2|^2 + eps))`` with PyTorch's
+    ``eps = 1e-12``, so a zero vector has cosine 0 and a finite gradient.
+
+    Examples:
+        >>> import dparray as dp
+        >>> a, b = dp.tensor([[1.0, 0.0], [1.0, 1.0]]), dp.tensor([[0.0, 1.0], [1.0, 1.0]])
+        >>> loss = dp.nn.functional.cosine_embedding_loss
+        >>> [round(v, 4) for v in loss(a, b, dp.tensor([1, -1]), reduction="none").tolist()]
+        [1.0, 1.0]
+    """
+    where = "cosine_embedding_loss"
+    margin = check_number(margin, "margin", where)
+    check_choice(reduction, "reduction", where, _REDUCTIONS)
+    check_tensor(input1, "input1", where)
+    check_tensor(input2, "input2", where)
+    check_tensor(target, "target", where)
+    if input1.shape != input2.shape or input1.ndim not in (1, 2):
+        raise ValueError(f"{where}: input1 and input2 must have one shape, (N, D) or (D,), got "
+                         f"{input1.shape} and {input2.shape}")
+    expected = input1.shape[:1] if input1.ndim == 2 else ()
+    if target.shape != expected:
+        raise ValueError(f"{where}: inputs of shape {input1.shape} need a target of shape "
+                         f"{expected}, got {target.shape}")
+    dot = (input1 * input2).sum(axis=-1)
+    squares = ((input1 * input1).sum(axis=-1) + _EPSILON) * \
+        ((input2 * input2).sum(axis=-1) + _EPSILON)
+    cosine = dot / squares.sqrt()
+    loss = ops.where(target == 1, 1.0 - cosine, 0.0) + \
+        ops.where(target == -1, ops.clip(cosine - margin, min=0.0), 0.0)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``: a target of 1 asks ``input1`` to
+    rank above ``input2`` by ``margin``, -1 the reverse. The three tensors have one number of
+    dimensions and broadcast together, as in PyTorch.
+
+    Examples:
+        >>> import dparray as dp
+        >>> loss = dp.nn.functional.margin_ranking_loss
+        >>> loss(dp.tensor([1.0, 0.25]), dp.tensor([0.5, 0.5]), dp.tensor([1.0, 1.0]),
+        ...      margin=0.25, reduction="none").tolist()
+        [0.0, 0.5]
+    """
+    where = "margin_ranking_loss"
+    margin = check_number(margin, "margin", where)
+    check_choice(reduction, "reduction", where, _REDUCTIONS)
+    check_tensor(input1, "input1", where)
+    check_tensor(input2, "input2", where)
+    check_tensor(target, "target", where)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise ValueError(f"{where}: input1, input2 and target must have one number of "
+                         f"dimensions, got shapes {input1.shape}, {input2.shape} and "
+                         f"{target.shape}")
+    broadcast_shapes(where, input1.shape, input2.shape, target.shape)
+    if not target.dtype.is_floating:  # targets of 1 and -1 written as integers
+        target = target.astype(input1.dtype)
+    loss = ops.clip(-target * (input1 - input2) + margin, min=0.0)
+    return _reduce(loss, reduction)
+
+
+def _check_pair(where: str, input: Tensor, target: Tensor) -> None:
+    """``input`` and ``target`` are tensors of one shape, ``target`` floating as ``input``."""
+    check_tensor(input, "input", where)
+    check_tensor(target, "target", where)
+    _check_same_shape(where, input, target)
+    if not input.dtype.is_floating or not target.dtype.is_floating:
+        raise TypeError(f"{where}: input and target must be floating, got {input.dtype.name} "
+                        f"and {target.dtype.name}")
+
+
+def _elementwise_weight(where: str, name: str, weight: Tensor | None,
+                        input: Tensor) -> Tensor | None:
+    """A floating ``weight`` that broadcasts to ``input``'s shape, as a constant."""
+    if weight is None:
+        return None
+    check_tensor(weight, name, where)
+    if not weight.dtype.is_floating:
+        raise TypeError(f"{where}: {name} must be floating, got {weight.dtype.name}")
+    try:
+        fits = broadcast_shapes(where, weight.shape, input.shape) == input.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{where}: {name} of shape {weight.shape} does not broadcast to the "
+                         f"input's shape {input.shape}")
+    return weight.detach()  # weights are constants, as in PyTorch
+
+
+_EPSILON = 1e-12  # PyTorch's guard in cosine_embedding_loss
+_BCE_EPSILON = 9.999999960041972e-13  # binary_cross_entropy's: 1e-12 rounded to float32, as
+# PyTorch's kernel holds it, so that the gradient at 0 and 1 is PyTorch's to the last digit
+_LOG_FLOOR = -100.0  # PyTorch clamps binary_cross_entropy's logarithms to this
+
+
+class BinaryCrossEntropy(Function):
+    """``-(t * log(x) + (1 - t) * log(1 - x))`` elementwise, each log clamped to >= -100;
+    the gradients are PyTorch's: ``(x - t) / max(x * (1 - x), ~1e-12)`` for ``x`` and the
+    unclamped ``log(1 - x) - log(x)`` for ``t``."""
+
+    def forward(self, x: Any, t: Any) -> Any:
+        xp = self.xp
+        inside = xp.logical_and(x >= 0.0, x <= 1.0)
+        if not bool(xp.all(inside)):  # one look on the host: a clear error beats garbage
+            raise ValueError("binary_cross_entropy: every input must be a probability in "
+                             "[0, 1] (found a value outside it, or NaN)")
+        self.save(x, t)
+        log_x, log_rest = _logs(xp, x)
+        return -(t * xp.maximum(log_x, _LOG_FLOOR) + (1.0 - t) * xp.maximum(log_rest, _LOG_FLOOR))
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        xp = self.xp
+        x, t = self.saved
+        grad_x = grad_t = None
+        if self.needs_grad(0):
+            grad_x = grad * (x - t) / xp.maximum(x * (1.0 - x), _BCE_EPSILON)
+        if self.needs_grad(1):
+            log_x, log_rest = _logs(xp, x)
+            grad_t = grad * (log_rest - log_x)
+        return grad_x, grad_t
+
+
+def _logs(xp: Any, x: Any) -> tuple[Any, Any]:
+    """``log(x)`` and ``log(1 - x)`` for ``x`` in ``[0, 1]``: ``-inf`` at 0 and 1 without the
+    backend's divide-by-zero warning."""
+    log_x = xp.where(x > 0.0, xp.log(xp.where(x > 0.0, x, 1.0)), -math.inf)
+    log_rest = xp.where(x < 1.0, xp.log1p(-xp.where(x < 1.0, x, 0.0)), -math.inf)
+    return log_x, log_rest
+
+
+class KLDivergence(Function):
+    """Pointwise ``t * (log t - input)`` (0 where ``t == 0``), or ``exp(t) * (t - input)`` for
+    log-probability targets; the target's gradient is PyTorch's (NaN where ``t == 0``)."""
+
+    def __init__(self, log_target: bool) -> None:
+        self.log_target = log_target
+
+    def forward(self, input: Any, target: Any) -> Any:
+        xp = self.xp
+        if self.log_target:
+            probability = xp.exp(target)
+            self.save(input, target, probability)
+            return probability * (target - input)
+        self.save(input, target)
+        return target * (_log_or_zero(xp, target) - input)
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        xp = self.xp
+        grad_input = grad_target = None
+        if self.log_target:
+            input, target, probability = self.saved
+            if self.needs_grad(0):
+                grad_input = -probability * grad
+            if self.needs_grad(1):
+                grad_target = grad * probability * (target - input + 1.0)
+            return grad_input, grad_target
+        input, target = self.saved
+        if self.needs_grad(0):
+            grad_input = -target * grad
+        if self.needs_grad(1):
+            slope = xp.where(target == 0.0, math.nan, _log_or_zero(xp, target) + 1.0 - input)
+            grad_target = grad * slope
+        return grad_input, grad_target
+
+
+def _log_or_zero(xp: Any, t: Any) -> Any:
+    """``log(t)``, with 0 in place of ``log(0)`` (where it is multiplied by ``t == 0``)."""
+    return xp.log(xp.where(t == 0.0, 1.0, t))
 
 
 def _check_reduction(reduction: str) -> None:
@@ -234,11 +531,104 @@ class CrossEntropyLoss(_Loss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Module form of ``binary_cross_entropy_with_logits``."""
+    """Module form of ``binary_cross_entropy_with_logits``; ``weight`` and ``pos_weight`` are
+    buffers, as in PyTorch."""
 
-    def __init__(self, reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None) -> None:
         super().__init__(reduction)
-        self.register_buffer("pos_weight", pos_weight)  # a buffer, as in PyTorch
+        self.register_buffer("weight", _optional_tensor(weight, "weight", "BCEWithLogitsLoss"))
+        self.register_buffer("pos_weight",
+                             _optional_tensor(pos_weight, "pos_weight", "BCEWithLogitsLoss"))
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return binary_cross_entropy_with_logits(input, target, self.reduction, self.pos_weight)
+        return binary_cross_entropy_with_logits(input, target, self.weight,
+                                                reduction=self.reduction,
+                                                pos_weight=self.pos_weight)
+
+
+class BCELoss(_Loss):
+    """Module form of ``binary_cross_entropy`` (on probabilities); ``weight`` is a buffer."""
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", _optional_tensor(weight, "weight", "BCELoss"))
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+
+
+def _optional_tensor(value: Tensor | None, name: str, where: str) -> Tensor | None:
+    return None if value is None else check_tensor(value, name, where)
+
+
+class HuberLoss(_Loss):
+    """Module form of ``huber_loss``."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.delta = check_number(delta, "delta", "HuberLoss", above=0.0)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return huber_loss(input, target, self.reduction, self.delta)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, delta={self.delta}"
+
+
+class SmoothL1Loss(_Loss):
+    """Module form of ``smooth_l1_loss``."""
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.beta = check_number(beta, "beta", "SmoothL1Loss", minimum=0.0)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return smooth_l1_loss(input, target, self.reduction, self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, beta={self.beta}"
+
+
+class KLDivLoss(Module):
+    """Module form of ``kl_div`` (``reduction`` may also be ``"batchmean"``)."""
+
+    def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__()
+        where = "KLDivLoss"
+        self.reduction = check_choice(reduction, "reduction", where, _KL_REDUCTIONS)
+        self.log_target = check_bool(log_target, "log_target", where)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return kl_div(input, target, self.reduction, self.log_target)
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}, log_target={self.log_target}"
+
+
+class CosineEmbeddingLoss(_Loss):
+    """Module form of ``cosine_embedding_loss``."""
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = check_number(margin, "margin", "CosineEmbeddingLoss")
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+
+    def extra_repr(self) -> str:
+        return f"margin={self.margin}, {super().extra_repr()}"
+
+
+class MarginRankingLoss(_Loss):
+    """Module form of ``margin_ranking_loss``."""
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = check_number(margin, "margin", "MarginRankingLoss")
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+
+    def extra_repr(self) -> str:
+        return f"margin={self.margin}, {super().extra_repr()}"

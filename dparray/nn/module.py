@@ -11,13 +11,13 @@ A parameter stays a parameter when it is frozen (``is_variable = False``): it st
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from dparray import dtypes as _dtypes
 from dparray.backend import get_backend
 from dparray.creation import tensor as _to_tensor
-from dparray.tensor import Tensor
+from dparray.tensor import GRADIENTS_HINT, Tensor
 
 
 class IncompatibleKeys(NamedTuple):
@@ -84,6 +84,12 @@ class Module:
             buffers.pop(name, None)
             modules.pop(name, None)
         object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for attributes not found the usual way: a hint for PyTorch habits
+        if name == "zero_grad":
+            raise AttributeError(f"{type(self).__name__} has no zero_grad(): {GRADIENTS_HINT}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name: str) -> None:
         for registry in (self._parameter_names, self._buffer_names, self._module_names):
@@ -211,6 +217,42 @@ class Module:
     def modules(self) -> Iterator[Module]:
         for _, module in self.named_modules():
             yield module
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every module below this one, children before their parent (in
+        registration order), then on this module itself; returns ``self``. A module shared
+        by several parents is visited once. The usual use is initialisation.
+
+        Examples:
+            >>> import dparray as dp
+            >>> model = dp.nn.Sequential(dp.nn.Linear(2, 3), dp.nn.ReLU())
+            >>> seen = []
+            >>> model.apply(lambda m: seen.append(type(m).__name__)) is model
+            True
+            >>> seen
+            ['Linear', 'ReLU', 'Sequential']
+        """
+        if not callable(fn):
+            raise TypeError(f"apply: fn must be callable, got {type(fn).__name__}")
+        order: list[Module] = []
+        seen: set[int] = set()
+        stack: list[tuple[Module, bool]] = [(self._names_owner(), False)]
+        while stack:  # iterative post-order: a module goes out after all of its children
+            module, children_done = stack.pop()
+            if children_done:
+                order.append(module)
+                continue
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            stack.append((module, True))
+            for child in reversed(list(module.children())):
+                stack.append((child._names_owner(), False))
+        if order[-1] is not self:
+            order.append(self)  # a transparent wrapper (DataParallel) comes after its module
+        for module in order:
+            fn(module)
+        return self
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
         """Make every parameter trainable (or frozen); returns ``self``."""

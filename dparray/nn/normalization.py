@@ -5,7 +5,7 @@ with PyTorch's arguments, parameters, buffers and names. Each call is one graph 
 Only batch norm in training couples the rows of a batch (its statistics span them). Group,
 instance and RMS norm normalise each sample by itself, so DataParallel may split them freely --
 except instance norm in training with ``track_running_stats=True``, whose running statistics
-depend on the split (see ``InstanceNorm1d``).
+depend on the split (see ``_InstanceNorm``).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ class GroupNorm(Module):
         where = "GroupNorm"
         self.num_groups = check_int(num_groups, "num_groups", where, minimum=1)
         self.num_channels = check_int(num_channels, "num_channels", where, minimum=1)
-        if num_channels % num_groups:
+        if self.num_channels % self.num_groups:
             raise ValueError(f"{where}: num_channels must be divisible by num_groups "
                              f"({num_groups}), got {num_channels}")
         self.eps = check_number(eps, "eps", where, above=0.0)

@@ -3,6 +3,19 @@
 The functions are re-exported by ``dparray`` and used by ``Tensor``'s operators and methods.
 """
 
+from dparray.ops.activations import celu as celu
+from dparray.ops.activations import elu as elu
+from dparray.ops.activations import hardsigmoid as hardsigmoid
+from dparray.ops.activations import hardswish as hardswish
+from dparray.ops.activations import hardtanh as hardtanh
+from dparray.ops.activations import leaky_relu as leaky_relu
+from dparray.ops.activations import logsigmoid as logsigmoid
+from dparray.ops.activations import mish as mish
+from dparray.ops.activations import prelu as prelu
+from dparray.ops.activations import relu6 as relu6
+from dparray.ops.activations import selu as selu
+from dparray.ops.activations import silu as silu
+from dparray.ops.activations import softsign as softsign
 from dparray.ops.arithmetic import add as add
 from dparray.ops.arithmetic import div as div
 from dparray.ops.arithmetic import floor_divide as floor_divide
@@ -259,4 +272,17 @@ __all__ = [
     "topk",
     "ValuesIndices",
     "to_backend",
+    "leaky_relu",
+    "prelu",
+    "elu",
+    "selu",
+    "celu",
+    "silu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "hardtanh",
+    "relu6",
+    "softsign",
+    "logsigmoid",
 ]

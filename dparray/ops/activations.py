@@ -260,8 +260,8 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
 
     Examples:
         >>> import dparray as dp
-        >>> dp.leaky_relu(dp.tensor([-2.0, 0.0, 3.0]), 0.1).tolist()
-        [-0.2, 0.0, 3.0]
+        >>> dp.leaky_relu(dp.tensor([-2.0, 0.0, 3.0]), 0.25).tolist()
+        [-0.5, 0.0, 3.0]
     """
     where = "leaky_relu"
     slope = check_number(negative_slope, "negative_slope", where)

@@ -1,10 +1,12 @@
-"""2-D convolution (cross-correlation, as in every framework) as one graph node.
+"""1-D and 2-D convolution (cross-correlation, as in every framework), each one graph node.
 
-Forward is im2col and a matrix product per group: the windows of the zero-padded input,
-``(N, C, kh*kw, OH, OW)``, regrouped as ``(N, groups, C/groups * kh*kw, OH*OW)``, multiplied by
-the weight ``(groups, OC/groups, C/groups * kh*kw)``. Backward is the two products of a matmul's
-gradient and col2im for the input's. The im2col array is what backward keeps (with the
-weight): it is the product's operand for the weight's gradient.
+Forward is im2col and one matrix product per group: the windows of the zero-padded input,
+``(N, C, kh*kw, OH, OW)``, laid out as ``(groups, C/groups * kh*kw, N * OH*OW)`` (the batch
+joins the columns: NumPy runs one large product far faster than a broadcast batch of small
+ones), multiplied by the weight ``(groups, OC/groups, C/groups * kh*kw)``. Backward is the two
+products of a matmul's gradient and col2im for the input's. The windows' matrix is what backward
+keeps (with the weight): it is the product's operand for the weight's gradient. The 1-D node is
+the 2-D one on a height of one (``dparray.ops._one_d``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,23 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.kernels import resolve
+from dparray.ops._one_d import OnHeightOne
 from dparray.ops._util import check_same_kind
 from dparray.ops._windows import Windows, col2im, im2col
 from dparray.tensor import Tensor
+
+
+def to_groups(xp: Any, a: Any, groups: int) -> Any:
+    """``(N, C, K, H, W)`` as one matrix per group, ``(groups, C/groups * K, N * H*W)``."""
+    n, c, k, h, w = a.shape
+    return xp.reshape(xp.permute_dims(a, (1, 2, 0, 3, 4)), (groups, (c // groups) * k, n * h * w))
+
+
+def from_groups(xp: Any, m: Any, shape: tuple[int, ...]) -> Any:
+    """The inverse of ``to_groups``: the matrices back as an array of ``(N, C, K, H, W)``
+    ``shape``."""
+    n, c, k, h, w = shape
+    return xp.permute_dims(xp.reshape(m, (c, k, n, h, w)), (2, 0, 1, 3, 4))
 
 
 class Conv2d(Function):
@@ -37,34 +53,32 @@ class Conv2d(Function):
         windows = self.windows(tuple(weight.shape))
         n, c, h, w = x.shape
         oc, g = weight.shape[0], self.groups
-        out = windows.output_size((h, w))
-        columns = im2col(xp, x, windows, out)
-        grouped = xp.reshape(columns, (n, g, (c // g) * windows.count, out[0] * out[1]))
-        kernel = xp.reshape(weight, (1, g, oc // g, (c // g) * windows.count))
-        y = xp.reshape(kernel @ grouped, (n, oc, out[0], out[1]))
+        oh, ow = windows.output_size((h, w))
+        rows = to_groups(xp, im2col(xp, x, windows, (oh, ow)), g)
+        kernel = xp.reshape(weight, (g, oc // g, (c // g) * windows.count))
+        y = xp.reshape(from_groups(xp, kernel @ rows, (n, oc, 1, oh, ow)), (n, oc, oh, ow))
         if bias is not None:
             y = y + xp.reshape(bias, (1, oc, 1, 1))
         self.input_shape, self.has_bias = (n, c, h, w), bias is not None
-        self.save(grouped, weight)
+        self.save(rows, weight)
         return y
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         xp = self.xp
-        grouped, weight = self.saved
+        rows, weight = self.saved
         n, c, h, w = self.input_shape
         oc, g = weight.shape[0], self.groups
         windows = self.windows(tuple(weight.shape))
-        out = (grad.shape[2], grad.shape[3])
-        rows = xp.reshape(grad, (n, g, oc // g, out[0] * out[1]))
+        oh, ow = grad.shape[2], grad.shape[3]
+        grad_rows = to_groups(xp, xp.reshape(grad, (n, oc, 1, oh, ow)), g)
         grad_x = grad_weight = grad_bias = None
         if self.needs_grad(0):
-            kernel = xp.reshape(weight, (1, g, oc // g, (c // g) * windows.count))
-            columns = xp.matrix_transpose(kernel) @ rows
-            columns = xp.reshape(columns, (n, c, windows.count, out[0], out[1]))
-            grad_x = col2im(xp, columns, windows, (h, w), out)
+            kernel = xp.reshape(weight, (g, oc // g, (c // g) * windows.count))
+            columns = from_groups(xp, xp.matrix_transpose(kernel) @ grad_rows,
+                                  (n, c, windows.count, oh, ow))
+            grad_x = col2im(xp, columns, windows, (h, w), (oh, ow))
         if self.needs_grad(1):
-            per_sample = rows @ xp.matrix_transpose(grouped)
-            grad_weight = xp.reshape(xp.sum(per_sample, axis=0), tuple(weight.shape))
+            grad_weight = xp.reshape(grad_rows @ xp.matrix_transpose(rows), tuple(weight.shape))
         if self.has_bias and self.needs_grad(2):
             grad_bias = xp.sum(grad, axis=(0, 2, 3))
         return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)
@@ -75,3 +89,25 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, in
     """The ``Conv2d`` node (or the backend's kernel for it), arguments already checked."""
     op = resolve(x.backend, "conv2d", Conv2d)(stride, padding, dilation, groups)
     return op(x, weight) if bias is None else op(x, weight, bias)
+
+
+class Conv1d(OnHeightOne, Conv2d):
+    """``conv1d(x, weight, bias)`` for ``x`` ``(N, C, L)``, ``weight`` ``(OC, C / groups, k)``
+    and an optional ``bias`` ``(OC,)``: the 2-D node on a height of one, so its constructor
+    takes the 2-D geometry (``stride=(1, s)``, ...)."""
+
+
+def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: int, padding: int,
+           dilation: int, groups: int) -> Tensor:
+    """The ``Conv1d`` node (or the backend's kernel for it), arguments already checked."""
+    op = resolve(x.backend, "conv1d", Conv1d)((1, stride), (0, padding), (1, dilation), groups)
+    return op(x, weight) if bias is None else op(x, weight, bias)
+
+
+def convolve(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, ...],
+             padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> Tensor:
+    """``conv1d`` or ``conv2d``, by the number of spatial axes of the (checked) geometry."""
+    if len(stride) == 1:
+        return conv1d(x, weight, bias, stride[0], padding[0], dilation[0], groups)
+    return conv2d(x, weight, bias, (stride[0], stride[1]), (padding[0], padding[1]),
+                  (dilation[0], dilation[1]), groups)

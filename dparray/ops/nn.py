@@ -31,9 +31,14 @@ class Linear(Function):
                 f"{tuple(weight.shape)}"
             )
         check_same_kind("linear", self.backend, x, weight)
+        xp = self.xp
         self.has_bias = bias is not None
         self.save(x, weight)
-        out = x @ self.xp.matrix_transpose(weight)
+        if x.ndim > 2:  # one matrix product over all rows, not one per leading index
+            rows = xp.reshape(x, (-1, x.shape[-1])) @ xp.matrix_transpose(weight)
+            out = xp.reshape(rows, (*x.shape[:-1], weight.shape[0]))
+        else:
+            out = x @ xp.matrix_transpose(weight)
         return out if bias is None else out + bias
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
@@ -41,7 +46,12 @@ class Linear(Function):
         x, weight = self.saved
         out_features, in_features = weight.shape
         has_bias = self.has_bias
-        grad_x = grad @ weight if self.needs_grad(0) else None
+        grad_x = None
+        if self.needs_grad(0):
+            if grad.ndim > 2:
+                grad_x = xp.reshape(xp.reshape(grad, (-1, out_features)) @ weight, x.shape)
+            else:
+                grad_x = grad @ weight
         grad_weight = grad_bias = None
         if self.needs_grad(1) or (has_bias and self.needs_grad(2)):
             rows = xp.reshape(grad, (-1, out_features))

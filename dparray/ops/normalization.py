@@ -245,8 +245,9 @@ def instance_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: fl
     ``running_mean`` and ``running_var`` are given, by those. Returns the output and the node,
     whose ``batch_mean``/``batch_var`` (``N * C`` values) feed running averages."""
     given = running_mean is not None
+    groups = max(x.shape[1], 1)  # one group per channel; no channels: one empty group
     op = resolve(x.backend, "instance_norm", Normalization)(
-        "groups", eps, None if given else LOCAL, groups=x.shape[1])
+        "groups", eps, None if given else LOCAL, groups=groups)
     if given:
         return op(x, weight, bias, running_mean, running_var), op
     return op(x, weight, bias), op

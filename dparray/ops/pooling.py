@@ -1,10 +1,11 @@
-"""2-D max and average pooling, each one graph node.
+"""1-D and 2-D max and average pooling, each one graph node.
 
 Max pooling keeps, for every output element, the position of the winner within its window
 (the first maximum in row-major window order, PyTorch's single-winner rule: ties give the whole
 gradient to one element; a NaN in the window wins and propagates). Average pooling divides each
 window's sum by PyTorch's divisor: the window's size clipped to the padded input
-(``count_include_pad=True``) or to the real input (``False``), or ``divisor_override``.
+(``count_include_pad=True``) or to the real input (``False``), or ``divisor_override``. The
+1-D nodes are the 2-D ones on a height of one (``dparray.ops._one_d``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.kernels import resolve
+from dparray.ops._one_d import OnHeightOne
 from dparray.ops._windows import Windows, col2im, im2col
 from dparray.tensor import Tensor, from_op
 
@@ -105,18 +107,40 @@ class AvgPool2d(Function):
         return spans
 
 
-def max_pool2d(x: Tensor, windows: Windows, return_indices: bool = False) -> Any:
-    """The ``MaxPool2d`` node; with ``return_indices`` also the winners' flat positions."""
-    op = resolve(x.backend, "max_pool2d", MaxPool2d)(windows, return_indices)
+class MaxPool1d(OnHeightOne, MaxPool2d):
+    """The maximum of each window of ``(N, C, L)`` input: the 2-D node on a height of one (its
+    ``windows`` are 2-D, ``(1, k)``); ``indices`` are positions along ``L``."""
+
+    def forward(self, x: Any) -> Any:
+        y = super().forward(x)
+        if self.return_indices:
+            self.indices = self.xp.squeeze(self.indices, axis=2)
+        return y
+
+
+class AvgPool1d(OnHeightOne, AvgPool2d):
+    """The mean of each window of ``(N, C, L)`` input: the 2-D node on a height of one."""
+
+
+def max_pool(x: Tensor, windows: Windows, return_indices: bool = False, dims: int = 2) -> Any:
+    """The ``MaxPool1d`` or ``MaxPool2d`` node (``windows`` are 2-D, of height one for
+    ``dims=1``), or the backend's kernel for it; with ``return_indices`` also the winners'
+    positions."""
+    if dims == 1:
+        op: MaxPool2d = resolve(x.backend, "max_pool1d", MaxPool1d)(windows, return_indices)
+    else:
+        op = resolve(x.backend, "max_pool2d", MaxPool2d)(windows, return_indices)
     out = op(x)
     if not return_indices:
         return out
     return out, from_op(op.indices, x.backend, None)
 
 
-def avg_pool2d(x: Tensor, windows: Windows, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Tensor:
-    """The ``AvgPool2d`` node (or the backend's kernel for it)."""
-    op = resolve(x.backend, "avg_pool2d", AvgPool2d)(windows, count_include_pad,
-                                                     divisor_override)
-    return op(x)
+def avg_pool(x: Tensor, windows: Windows, count_include_pad: bool = True,
+             divisor_override: int | None = None, dims: int = 2) -> Tensor:
+    """The ``AvgPool1d`` or ``AvgPool2d`` node, or the backend's kernel for it."""
+    if dims == 1:
+        node: type[AvgPool2d] = resolve(x.backend, "avg_pool1d", AvgPool1d)
+    else:
+        node = resolve(x.backend, "avg_pool2d", AvgPool2d)
+    return node(windows, count_include_pad, divisor_override)(x)

@@ -16,37 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dparray._checks import check_int, check_number, describe
+from dparray.optim._schedule_args import check_optimizer, check_state
 from dparray.optim.optimizer import Optimizer
-
-
-def check_optimizer(optimizer: Any, where: str) -> Optimizer:
-    """``optimizer`` when it is a dparray ``Optimizer``, else a TypeError."""
-    if not isinstance(optimizer, Optimizer):
-        raise TypeError(f"{where} needs an Optimizer, got {type(optimizer).__name__}")
-    return optimizer
-
-
-def per_group(value: Any, name: str, where: str, optimizer: Optimizer,
-              **bounds: Any) -> list[float]:
-    """A number, or a list with one number per parameter group, as a list of floats."""
-    count = len(optimizer.param_groups)
-    if isinstance(value, (list, tuple)):
-        if len(value) != count:
-            raise ValueError(f"{where}: {name} must be a number or {count} numbers (one per "
-                             f"parameter group), got {len(value)}")
-        return [check_number(v, f"{name}[{i}]", where, **bounds) for i, v in enumerate(value)]
-    return [check_number(value, name, where, **bounds)] * count
-
-
-def check_state(state: Any, keys: Sequence[str], where: str) -> Mapping[str, Any]:
-    """``state`` when it is a mapping holding ``keys`` (other keys, such as those of a
-    PyTorch scheduler's state dict, are ignored)."""
-    if not isinstance(state, Mapping):
-        raise TypeError(f"{where} needs a mapping, got {type(state).__name__}")
-    missing = [key for key in keys if key not in state]
-    if missing:
-        raise ValueError(f"{where}: the state dict has no {' or '.join(map(repr, missing))}")
-    return state
 
 
 class LRScheduler:
@@ -248,8 +219,8 @@ class LambdaLR(LRScheduler):
                  lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]]) -> None:
         where = "LambdaLR"
         count = len(check_optimizer(optimizer, where).param_groups)
-        functions = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [
-            lr_lambda] * count
+        functions: list[Any] = (list(lr_lambda) if isinstance(lr_lambda, (list, tuple))
+                                else [lr_lambda] * count)
         if len(functions) != count:
             raise ValueError(f"{where}: lr_lambda must be a function or {count} functions "
                              f"(one per parameter group), got {len(functions)}")
@@ -280,11 +251,15 @@ class LambdaLR(LRScheduler):
         if not isinstance(saved, (list, tuple)) or len(saved) != len(self.lr_lambdas):
             raise ValueError(f"{where}: lr_lambdas must be a list of {len(self.lr_lambdas)} "
                              f"entries, got {describe(saved)}")
-        for entry, function in zip(saved, self.lr_lambdas, strict=True):
-            if entry is not None and not (isinstance(entry, Mapping)
-                                          and hasattr(function, "__dict__")):
+        for i, (entry, function) in enumerate(zip(saved, self.lr_lambdas, strict=True)):
+            if entry is None:
+                continue
+            if not isinstance(entry, Mapping):
                 raise TypeError(f"{where}: each of lr_lambdas must be None or the attributes "
                                 f"of a callable object, got {describe(entry)}")
+            if isinstance(function, types.FunctionType) or not hasattr(function, "__dict__"):
+                raise ValueError(f"{where}: lr_lambdas[{i}] holds attributes, but this "
+                                 "schedule's function has no saved state")
         return {**checked, "lr_lambdas": list(saved)}
 
     def _restore(self, checked: dict[str, Any]) -> None:

@@ -27,7 +27,7 @@ class NAdam(Optimizer):
         >>> opt = NAdam([w], lr=0.1)
         >>> opt.step((w * w).sum().backward())
         >>> [round(v, 4) for v in w.tolist()]
-        [0.8, -1.8]
+        [0.8944, -1.8944]
     """
 
     state_arrays = ("exp_avg", "exp_avg_sq")

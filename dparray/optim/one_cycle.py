@@ -6,7 +6,8 @@ import math
 from typing import Any, NamedTuple
 
 from dparray._checks import check_bool, check_choice, check_int, check_number
-from dparray.optim.lr_scheduler import LRScheduler, check_optimizer, per_group
+from dparray.optim._schedule_args import check_optimizer, per_group
+from dparray.optim.lr_scheduler import LRScheduler
 from dparray.optim.optimizer import Optimizer
 
 
@@ -30,8 +31,11 @@ class OneCycleLR(LRScheduler):
 
     With ``cycle_momentum`` (the default), the momentum moves the opposite way between
     ``max_momentum`` and ``base_momentum``: the group's ``"momentum"`` (SGD, RMSprop) or the
-    first of its ``"betas"`` (Adam and its family), as in PyTorch. A step past
-    ``total_steps`` is a ValueError.
+    first of its ``"betas"`` (Adam and its family), as in PyTorch.
+
+    The rates for the ``total_steps`` batches are PyTorch's. The ``step()`` after the last
+    batch keeps the final rate, where PyTorch extrapolates past the end of the cycle (to a
+    negative rate with ``"linear"``); a step beyond that is a ValueError.
 
     Examples:
         >>> import dparray as dp
@@ -130,9 +134,9 @@ class OneCycleLR(LRScheduler):
         for i, phase in enumerate(self.phases):
             if step <= phase.end or i == len(self.phases) - 1:
                 # a phase of no length (pct_start * total_steps == 1) is already at its end,
-                # where PyTorch divides by zero
+                # where PyTorch divides by zero; the step after the last batch stays there too
                 length = phase.end - start
-                return phase, (step - start) / length if length else 1.0
+                return phase, min(1.0, (step - start) / length) if length else 1.0
             start = phase.end
         raise AssertionError("unreachable: the last phase takes every step")
 

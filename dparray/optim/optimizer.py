@@ -24,7 +24,7 @@ from dparray._checks import check_int, check_number, describe
 from dparray.creation import tensor as _to_tensor
 from dparray.gradients import Gradients
 from dparray.kernels import resolve
-from dparray.tensor import Tensor
+from dparray.tensor import GRADIENTS_HINT, Tensor
 
 
 class Optimizer:
@@ -63,6 +63,11 @@ class Optimizer:
                 seen.add(id(p))
             self.param_groups.append({**options, "params": members})
 
+    def __getattr__(self, name: str) -> Any:
+        if name == "zero_grad":
+            raise AttributeError(f"{type(self).__name__} has no zero_grad(): {GRADIENTS_HINT}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def __repr__(self) -> str:
         options = {k: v for k, v in self.param_groups[0].items() if k != "params"}
         return f"{type(self).__name__}({options})"
@@ -86,9 +91,11 @@ class Optimizer:
         be present too, as PyTorch keeps a buffer after its option is turned off."""
         return (*self.state_arrays, *self.state_counts, *self.state_scalars)
 
-    def step(self, grads: Gradients) -> None:
+    def step(self, grads: Gradients | None = None) -> None:
         """Update every parameter that has a gradient in ``grads``."""
         where = f"{type(self).__name__}.step"
+        if grads is None:
+            raise TypeError(f"{where} needs the gradients: {GRADIENTS_HINT}")
         if not isinstance(grads, Gradients):
             raise TypeError(f"{where} needs the Gradients that backward() returns, got "
                             f"{type(grads).__name__}")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dparray._checks import check_choice, check_int, check_number, describe
-from dparray.optim.lr_scheduler import check_optimizer, check_state, per_group
+from dparray.optim._schedule_args import check_optimizer, check_state, per_group
 from dparray.optim.optimizer import Optimizer
 from dparray.tensor import Tensor
 

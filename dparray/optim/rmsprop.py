@@ -56,12 +56,12 @@ class RMSprop(Optimizer):
     def state_keys(self, group: Mapping[str, Any]) -> tuple[str, ...]:
         """``step`` and ``square_avg``; ``momentum_buffer`` with momentum, ``grad_avg`` when
         centered (PyTorch's entries, so state dicts line up)."""
-        keys = ("step", "square_avg")
+        keys = ["step", "square_avg"]
         if group["momentum"] > 0:
-            keys += ("momentum_buffer",)
+            keys.append("momentum_buffer")
         if group["centered"]:
-            keys += ("grad_avg",)
-        return keys
+            keys.append("grad_avg")
+        return tuple(keys)
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
