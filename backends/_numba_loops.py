@@ -1,12 +1,14 @@
 """The compiled loops behind the NumPy backend's kernels (``_numpy_kernels.py``).
 
 Every loop is compiled by Numba with ``nogil=True`` (DataParallel's threads run them at the
-same time), ``error_model="numpy"`` (IEEE results for 0/0, as the references give),
-``parallel=True`` (``prange`` spreads one call over the cores; inside a
-DataParallel region each worker asks for one thread, see ``_numba_setup``) and ``cache=True``
-(the compile cost is paid once per machine, not per process). No ``fastmath``: float64 results
-agree with the array-API references to a few ulps. Sums accumulate in float64 whatever the
-input dtype, so float32 results are as accurate as the references' or better.
+same time), ``parallel=True`` (``prange`` spreads one call over the cores; inside a
+DataParallel region each worker asks for one thread, see ``_numba_setup``), ``cache=True``
+(the compile cost is paid once per machine, not per process) and ``error_model="numpy"``
+(IEEE results for 0/0, as the references give; it also lets LLVM vectorise divisions). The only
+fast-math flag is ``reassoc``, on the loops that sum (``jit_sum``), so that sums vectorise:
+float64 results agree with the array-API references to a few ulps, as any summation order
+would, and NaN, inf and rounding stay IEEE. Sums accumulate in float64 whatever the input
+dtype, so float32 results are as accurate as the references' or better.
 
 Loops take contiguous arrays and write into arrays the caller allocates; the caller
 (``_numpy_kernels.py``) reshapes, makes inputs contiguous and handles the rare layouts the loops
@@ -15,7 +17,9 @@ do not cover by falling back to the reference.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any
 
 import numba
 import numpy as np
@@ -24,13 +28,18 @@ from numba import prange
 # error_model="numpy": a division by zero gives inf or NaN, as in the references, instead of
 # raising ZeroDivisionError (Numba's default follows Python)
 jit = numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
+# Loops whose work is a sum may add in any order (fast-math's "reassoc" flag alone), so that
+# the sums vectorise: results differ from the references' pairwise sums by a few ulps, as any
+# other summation order would. No other fast-math flag: NaN, inf and rounding stay IEEE.
+jit_sum = numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy",
+                     fastmath={"reassoc"})
 
 # ----------------------------------------------------------------------- normalisation
 # rows: x is (M, D), statistics per row, affine parameters per column.
 # channels: x is (N, C, L), statistics per channel over N and L, affine parameters per channel.
 
 
-@jit
+@jit_sum
 def rows_forward(x, weight, bias, eps, out, mean, rstd):  # pragma: no cover - compiled
     rows, features = x.shape
     for i in prange(rows):
@@ -49,7 +58,7 @@ def rows_forward(x, weight, bias, eps, out, mean, rstd):  # pragma: no cover - c
             out[i, j] = (x[i, j] - mu) * r * weight[j] + bias[j]
 
 
-@jit
+@jit_sum
 def rows_backward(dy, x, mean, rstd, weight, dx, partial_w, partial_b):  # pragma: no cover
     rows, features = x.shape
     blocks = partial_w.shape[0]
@@ -72,7 +81,7 @@ def rows_backward(dy, x, mean, rstd, weight, dx, partial_w, partial_b):  # pragm
                 dx[i, j] = r * (dy[i, j] * weight[j] - mean_g - xhat * mean_gx)
 
 
-@jit
+@jit_sum
 def channels_forward(x, weight, bias, eps, out, mean, var, rstd):  # pragma: no cover
     batch, channels, length = x.shape
     count = batch * length
@@ -97,7 +106,7 @@ def channels_forward(x, weight, bias, eps, out, mean, var, rstd):  # pragma: no 
                 out[n, c, j] = (x[n, c, j] - mu) * scale + shift
 
 
-@jit
+@jit_sum
 def channels_backward(dy, x, mean, rstd, weight, dx, grad_w, grad_b):  # pragma: no cover
     batch, channels, length = x.shape
     count = batch * length
@@ -141,7 +150,7 @@ P0, P1, P2, P3, P4, P5, P6 = ERF_P
 Q0, Q1, Q2, Q3, Q4, Q5 = ERF_Q
 
 
-@numba.njit(nogil=True, cache=True, error_model="numpy")
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def erf_float32_accurate(v):  # pragma: no cover - compiled
     """erf of a float32 value, computed in float64 without a library call."""
     x = min(max(float(v), -4.0), 4.0)
@@ -169,11 +178,35 @@ def gelu_forward_float32(x, out, cdf):  # pragma: no cover - compiled
         out[i] = v * c
 
 
+# exp(-y) for y >= 0 without a library call, for float32 results: y = k ln2 - r with k the
+# nearest integer (Cody-Waite: ln2 in two parts), 2^-k from a table, exp(r) by its Taylor
+# series to r^7 (|r| <= ln2 / 2: relative error below 6e-9).
+LOG2E = 1.0 / math.log(2.0)
+LN2_HI = 0.6931471803691238
+LN2_LO = 1.9082149292705877e-10
+EXP2_NEG = np.array([2.0**-k for k in range(1100)])
+
+
 @jit
-def gelu_backward(grad, x, cdf, density, out):  # pragma: no cover - compiled
-    """``density`` holds exp(-x^2 / 2) (NumPy's exp, by the caller)."""
+def gelu_forward_float32_with_derivative(x, out, derivative):  # pragma: no cover - compiled
+    """GELU of float32 ``x`` and its derivative ``cdf + x * pdf``, in one pass."""
     for i in prange(x.shape[0]):
-        out[i] = grad[i] * (cdf[i] + x[i] * density[i] * INV_SQRT_2PI)
+        v = np.float64(x[i])
+        c = 0.5 * (1.0 + erf_float32_accurate(v * SQRT_HALF))
+        out[i] = v * c
+        y = 0.5 * v * v
+        k = min(int(y * LOG2E + 0.5), 1099)
+        r = (k * LN2_HI - y) + k * LN2_LO
+        e = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
+            1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))))
+        derivative[i] = c + v * (EXP2_NEG[k] * e) * INV_SQRT_2PI
+
+
+@jit
+def gelu_derivative(x, cdf, density):  # pragma: no cover - compiled
+    """d gelu / dx into ``density``, which holds exp(-x^2 / 2) (NumPy's exp, by the caller)."""
+    for i in prange(x.shape[0]):
+        density[i] = cdf[i] + x[i] * density[i] * INV_SQRT_2PI
 
 
 @jit
@@ -216,7 +249,7 @@ def shift_rows(x, shifted):  # pragma: no cover - compiled
             shifted[i, j] = x[i, j] - top
 
 
-@jit
+@jit_sum
 def normalize_rows(exponentials):  # pragma: no cover - compiled
     """Softmax from exp(shifted): each row divided by its sum, in place."""
     rows, width = exponentials.shape
@@ -228,7 +261,7 @@ def normalize_rows(exponentials):  # pragma: no cover - compiled
             exponentials[i, j] = exponentials[i, j] / total
 
 
-@jit
+@jit_sum
 def log_normalize_rows(shifted, exponentials):  # pragma: no cover - compiled
     """Log-softmax from shifted and exp(shifted): shifted - log(row sum), in place."""
     rows, width = shifted.shape
@@ -241,7 +274,7 @@ def log_normalize_rows(shifted, exponentials):  # pragma: no cover - compiled
             shifted[i, j] = shifted[i, j] - shift
 
 
-@jit
+@jit_sum
 def softmax_rows_backward(grad, out, result):  # pragma: no cover - compiled
     rows, width = out.shape
     for i in prange(rows):
@@ -252,7 +285,7 @@ def softmax_rows_backward(grad, out, result):  # pragma: no cover - compiled
             result[i, j] = out[i, j] * (grad[i, j] - total)
 
 
-@jit
+@jit_sum
 def log_softmax_rows_backward(grad, probabilities, result):  # pragma: no cover - compiled
     """``probabilities`` is exp(out) (NumPy's exp, by the caller)."""
     rows, width = grad.shape
@@ -264,7 +297,7 @@ def log_softmax_rows_backward(grad, probabilities, result):  # pragma: no cover 
             result[i, j] = grad[i, j] - probabilities[i, j] * total
 
 
-@jit
+@jit_sum
 def pick_and_spread(log_probs, target, class_weight, picked, spread):  # pragma: no cover
     """Each row's log-probability of its target, and its class-weighted sum."""
     rows, classes = log_probs.shape
@@ -289,99 +322,124 @@ def cross_entropy_rows_backward(probabilities, target, coefficient, pick_mass, c
 
 
 # ----------------------------------------------------------------------- pooling
-# x is (P, H, W): the N * C image planes; out and winner are (P, OH, OW).
+# x is (P, H, W): the N * C image planes; out and winner are (P, OH, OW). The loops are made
+# per kernel size (``pooling_loops(kh, kw)``), so that the window loops have constant trip
+# counts LLVM unrolls -- four times faster than loops over a runtime size. Numba caches each
+# size's loops on disk like the others (the cache tells closures apart by their constants).
 
 
-@jit
-def _first_column(offset, stride):  # pragma: no cover - compiled
-    """The first output column whose input column ``column * stride + offset`` is >= 0."""
-    return max(0, -(offset // stride)) if offset < 0 else 0
+def pooling_loops(kh: int, kw: int) -> tuple[Any, Any, Any, Any]:
+    """The four pooling loops for a ``kh x kw`` window: max forward and backward, average
+    forward and backward."""
+    return _pooling_loops(kh, kw)
 
 
-@jit
-def max_pool_forward(x, kh, kw, sh, sw, ph, pw, dh, dw, out, winner):  # pragma: no cover
-    # Kernel offsets in row-major order, each over a whole output row: the candidate
-    # replaces the best so far only when larger (the first maximum wins) or when it is the
-    # first NaN; padding never wins, as -inf in the reference never beats a real value.
-    planes, height, width = x.shape
-    _, out_h, out_w = out.shape
-    for p in prange(planes):
-        for oh in range(out_h):
-            for ow in range(out_w):
-                out[p, oh, ow] = -np.inf
-                winner[p, oh, ow] = 0
-            for i in range(kh):
-                h = oh * sh - ph + i * dh
-                if h < 0 or h >= height:
-                    continue
-                for j in range(kw):
-                    offset = j * dw - pw
-                    first = _first_column(offset, sw)
-                    last = min(out_w, (width - 1 - offset) // sw + 1)
-                    k = i * kw + j
-                    for ow in range(first, last):
-                        v = x[p, h, ow * sw + offset]
-                        b = out[p, oh, ow]
-                        if v > b or (v != v and b == b):
-                            out[p, oh, ow] = v
-                            winner[p, oh, ow] = k
+@functools.cache
+def _pooling_loops(kh, kw):
+    @jit
+    def max_forward(x, sh, sw, ph, pw, dh, dw, out, winner):  # pragma: no cover - compiled
+        # A candidate replaces the best so far only when larger (the first maximum wins) or
+        # when it is the first NaN, by selects rather than jumps (random data would
+        # mispredict every other jump). Positions in the padding are skipped: as -inf in the
+        # reference, they never beat a real value.
+        planes, height, width = x.shape
+        _, out_h, out_w = out.shape
+        for p in prange(planes):
+            for oh in range(out_h):
+                h0 = oh * sh - ph
+                rows_inside = h0 >= 0 and h0 + (kh - 1) * dh < height
+                for ow in range(out_w):
+                    w0 = ow * sw - pw
+                    inside = rows_inside and w0 >= 0 and w0 + (kw - 1) * dw < width
+                    best = -np.inf
+                    best_k = 0
+                    for i in range(kh):
+                        for j in range(kw):
+                            h = h0 + i * dh
+                            w = w0 + j * dw
+                            if inside or (0 <= h < height and 0 <= w < width):
+                                v = x[p, h, w]
+                                take = (v > best) | ((v != v) & (best == best))
+                                best = v if take else best
+                                best_k = i * kw + j if take else best_k
+                    out[p, oh, ow] = best
+                    winner[p, oh, ow] = best_k
 
+    @jit
+    def max_backward(grad, winner, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover
+        planes, out_h, out_w = grad.shape
+        _, height, width = out.shape
+        for p in prange(planes):
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    k = winner[p, oh, ow]
+                    h = oh * sh - ph + (k // kw) * dh
+                    w = ow * sw - pw + (k % kw) * dw
+                    if 0 <= h < height and 0 <= w < width:  # a window of padding only: nowhere
+                        out[p, h, w] += grad[p, oh, ow]
 
-@jit
-def max_pool_backward(grad, winner, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover
-    planes, out_h, out_w = grad.shape
-    _, height, width = out.shape
-    for p in prange(planes):
-        for oh in range(out_h):
-            for ow in range(out_w):
-                k = winner[p, oh, ow]
-                h = oh * sh - ph + (k // kw) * dh
-                w = ow * sw - pw + (k % kw) * dw
-                if 0 <= h < height and 0 <= w < width:  # a window of padding only: nowhere
-                    out[p, h, w] += grad[p, oh, ow]
+    @jit
+    def avg_forward(x, sh, sw, ph, pw, divisor, out):  # pragma: no cover - compiled
+        planes, height, width = x.shape
+        _, out_h, out_w = out.shape
+        for p in prange(planes):
+            for oh in range(out_h):
+                h0 = oh * sh - ph
+                for ow in range(out_w):
+                    w0 = ow * sw - pw
+                    total = 0.0
+                    for i in range(kh):
+                        for j in range(kw):
+                            h = h0 + i
+                            w = w0 + j
+                            if 0 <= h < height and 0 <= w < width:
+                                total += x[p, h, w]
+                    out[p, oh, ow] = total / divisor[oh, ow]
 
+    @jit
+    def avg_backward(grad, sh, sw, ph, pw, divisor, out):  # pragma: no cover - compiled
+        planes, out_h, out_w = grad.shape
+        _, height, width = out.shape
+        for p in prange(planes):
+            for oh in range(out_h):
+                h0 = oh * sh - ph
+                for ow in range(out_w):
+                    w0 = ow * sw - pw
+                    share = grad[p, oh, ow] / divisor[oh, ow]
+                    for i in range(kh):
+                        for j in range(kw):
+                            h = h0 + i
+                            w = w0 + j
+                            if 0 <= h < height and 0 <= w < width:
+                                out[p, h, w] += share
 
-@jit
-def avg_pool_forward(x, kh, kw, sh, sw, ph, pw, divisor, out):  # pragma: no cover
-    planes, height, width = x.shape
-    _, out_h, out_w = out.shape
-    for p in prange(planes):
-        total = np.empty(out_w, np.float64)  # one row of sums, in float64
-        for oh in range(out_h):
-            total[:] = 0.0
-            for i in range(kh):
-                h = oh * sh - ph + i
-                if h < 0 or h >= height:
-                    continue
-                for j in range(kw):
-                    offset = j - pw
-                    first = _first_column(offset, sw)
-                    last = min(out_w, (width - 1 - offset) // sw + 1)
-                    for ow in range(first, last):
-                        total[ow] += x[p, h, ow * sw + offset]
-            for ow in range(out_w):
-                out[p, oh, ow] = total[ow] / divisor[oh, ow]
-
-
-@jit
-def avg_pool_backward(grad, kh, kw, sh, sw, ph, pw, divisor, out):  # pragma: no cover
-    planes, out_h, out_w = grad.shape
-    _, height, width = out.shape
-    for p in prange(planes):
-        for oh in range(out_h):
-            for i in range(kh):
-                h = oh * sh - ph + i
-                if h < 0 or h >= height:
-                    continue
-                for j in range(kw):
-                    offset = j - pw
-                    first = _first_column(offset, sw)
-                    last = min(out_w, (width - 1 - offset) // sw + 1)
-                    for ow in range(first, last):
-                        out[p, h, ow * sw + offset] += grad[p, oh, ow] / divisor[oh, ow]
+    return max_forward, max_backward, avg_forward, avg_backward
 
 
 # ----------------------------------------------------------------------- convolution
+@jit
+def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover - compiled
+    """Every window of ``x`` ``(N, C, H, W)`` into ``out`` ``(C * kh * kw, N, OH, OW)``, zero
+    where a window reaches into the padding: the operand of the convolution's product."""
+    batch, channels, height, width = x.shape
+    _, _, out_h, out_w = out.shape
+    for row in prange(channels * kh * kw):
+        c = row // (kh * kw)
+        i = (row // kw) % kh
+        j = row % kw
+        offset = j * dw - pw
+        for n in range(batch):
+            for oh in range(out_h):
+                h = oh * sh - ph + i * dh
+                if h < 0 or h >= height:
+                    for ow in range(out_w):
+                        out[row, n, oh, ow] = 0.0
+                    continue
+                for ow in range(out_w):
+                    w = ow * sw + offset
+                    out[row, n, oh, ow] = x[n, c, h, w] if 0 <= w < width else 0.0
+
+
 @jit
 def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover
     """``columns`` is ``(C * kh * kw, N, OH, OW)``; adds each into ``out`` ``(N, C, H, W)``."""
@@ -399,6 +457,21 @@ def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: n
                                 w = ow * sw - pw + j * dw
                                 if 0 <= w < width:
                                     out[n, c, h, w] += columns[row, n, oh, ow]
+
+
+# ----------------------------------------------------------------------- scatter-add
+@jit
+def scatter_add_rows(out, index, values):  # pragma: no cover - compiled
+    """``out[index[i], :] += values[i, :]`` for every ``i``, in order: the columns are split
+    among the threads, so no two threads touch one element and the sums repeat bitwise."""
+    rows, columns = values.shape
+    blocks = max(1, min(8, columns // 32))  # few blocks: long, vectorised inner loops
+    for block in prange(blocks):
+        start, stop = block * columns // blocks, (block + 1) * columns // blocks
+        for i in range(rows):
+            r = index[i]
+            for j in range(start, stop):
+                out[r, j] += values[i, j]
 
 
 # ----------------------------------------------------------------------- optimizer updates
@@ -455,7 +528,9 @@ def warm_up() -> None:
         channels_backward(x3, x3, v, v, v, x3.copy(), v.copy(), v.copy())
         gelu_forward(v, v.copy(), v.copy())
         gelu_forward_float32(v, v.copy(), v.copy())
-        gelu_backward(v, v, v, v, v.copy())
+        gelu_derivative(v, v, v.copy())
+        if dtype == np.float32:
+            gelu_forward_float32_with_derivative(v, v.copy(), v.copy())
         gelu_tanh_inner(v, v.copy())
         gelu_tanh_forward(v, v, v.copy())
         gelu_tanh_backward(v, v, v, v.copy())
@@ -471,12 +546,16 @@ def warm_up() -> None:
         small = np.ones((1, 2, 2), dtype)
         winner = np.zeros((1, 2, 2), np.int64)
         divisor = np.ones((2, 2), dtype)
-        max_pool_forward(planes, 2, 2, 1, 1, 0, 0, 1, 1, small.copy(), winner)
-        max_pool_backward(small, winner, 2, 1, 1, 0, 0, 1, 1, planes.copy())
-        avg_pool_forward(planes, 2, 2, 1, 1, 0, 0, divisor, small.copy())
-        avg_pool_backward(small, 2, 2, 1, 1, 0, 0, divisor, planes.copy())
+        max_forward, max_backward, avg_forward, avg_backward = pooling_loops(2, 2)
+        max_forward(planes, 1, 1, 0, 0, 1, 1, small.copy(), winner)
+        max_backward(small, winner, 1, 1, 0, 0, 1, 1, planes.copy())
+        avg_forward(planes, 1, 1, 0, 0, divisor, small.copy())
+        avg_backward(small, 1, 1, 0, 0, divisor, planes.copy())
         col2im(np.ones((4, 1, 2, 2), dtype), 1, 2, 2, 1, 1, 0, 0, 1, 1, np.zeros((1, 1, 3, 3),
                                                                              dtype))
+        im2col(np.ones((1, 1, 3, 3), dtype), 2, 2, 1, 1, 0, 0, 1, 1, np.empty((4, 1, 2, 2),
+                                                                             dtype))
+        scatter_add_rows(x.copy(), np.zeros(2, np.int64), x)
         adam_update(v, v, v, v, False, 0.1, 0.9, 0.99, 1e-8, 0.0, False, 0.1, 1.0, v.copy(),
                     v.copy(), v.copy())
         sgd_update(v, v, v, False, 0.1, 0.9, 0.0, 0.0, False, v.copy(), v.copy())

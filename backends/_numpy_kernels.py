@@ -116,7 +116,9 @@ class NormalizationKernel(_Fallback, _norm.Normalization):
 
 
 class GeluKernel(_Fallback, Gelu):
-    """GELU, exact or tanh-approximated: vectorised loops, NumPy's SIMD exp and tanh."""
+    """GELU, exact or tanh-approximated: vectorised loops, NumPy's SIMD exp and tanh. The exact
+    form computes its derivative in forward (when recorded) and keeps only that, so backward is
+    one product."""
 
     def forward(self, x: Any) -> Any:
         if not _floating(x):
@@ -124,33 +126,41 @@ class GeluKernel(_Fallback, Gelu):
         loops = _loops()
         flat = np.ascontiguousarray(x).reshape(-1)
         out, kept = np.empty_like(flat), np.empty_like(flat)
+        self.shape = tuple(x.shape)
         if self.approximate == "tanh":
             loops.gelu_tanh_inner(flat, kept)
             np.tanh(kept, out=kept)
             loops.gelu_tanh_forward(flat, kept, out)
-        elif flat.dtype == np.float32:
+            self.save(flat, kept)
+            return out.reshape(self.shape)
+        if flat.dtype == np.float32 and self.recording():
+            loops.gelu_forward_float32_with_derivative(flat, out, kept)
+            self.save(kept)
+            return out.reshape(self.shape)
+        if flat.dtype == np.float32:
             loops.gelu_forward_float32(flat, out, kept)
         else:
             loops.gelu_forward(flat, out, kept)
-        self.shape = tuple(x.shape)
-        self.save(flat, kept)
+        if self.recording():
+            density = np.multiply(flat, -0.5)  # as the reference: exp(-0.5 * x * x)
+            np.multiply(density, flat, out=density)
+            np.exp(density, out=density)
+            loops.gelu_derivative(flat, kept, density)
+            self.save(density)
         return out.reshape(self.shape)
 
     def backward(self, grad: Any) -> Any:
         if self.fallback:
             return self.reference_backward(grad)
-        loops = _loops()
-        flat, kept = self.saved
-        g = np.ascontiguousarray(grad, dtype=flat.dtype).reshape(-1)
-        out = np.empty_like(flat)
         if self.approximate == "tanh":
-            loops.gelu_tanh_backward(g, flat, kept, out)
-        else:
-            density = np.multiply(flat, -0.5)  # as the reference: exp(-0.5 * x * x)
-            np.multiply(density, flat, out=density)
-            np.exp(density, out=density)
-            loops.gelu_backward(g, flat, kept, density, out)
-        return out.reshape(self.shape)
+            flat, kept = self.saved
+            g = np.ascontiguousarray(grad, dtype=flat.dtype).reshape(-1)
+            out = np.empty_like(flat)
+            _loops().gelu_tanh_backward(g, flat, kept, out)
+            return out.reshape(self.shape)
+        (derivative,) = self.saved
+        return np.multiply(np.reshape(grad, self.shape), derivative.reshape(self.shape),
+                           dtype=derivative.dtype)
 
 
 class _LastAxisSoftmax(_Fallback):
@@ -268,8 +278,8 @@ class MaxPoolKernel(_Fallback, _pool.MaxPool2d):
         out = np.empty((n * c, *out_hw), x.dtype)
         winner = np.empty((n * c, *out_hw), np.int64)
         g = self.geometry
-        _loops().max_pool_forward(planes, *g.kernel, *g.stride, *g.padding, *g.dilation, out,
-                                  winner)
+        max_forward = _pooling(g.kernel)[0]
+        max_forward(planes, *g.stride, *g.padding, *g.dilation, out, winner)
         winner = winner.reshape(n, c, *out_hw)
         self.input_shape, self.output_hw = (n, c, h, w), out_hw
         if self.return_indices:
@@ -285,8 +295,9 @@ class MaxPoolKernel(_Fallback, _pool.MaxPool2d):
         g = self.geometry
         out = np.zeros((n * c, h, w), grad.dtype)
         planes = np.ascontiguousarray(grad).reshape(n * c, *self.output_hw)
-        _loops().max_pool_backward(planes, winner.reshape(n * c, *self.output_hw),
-                                   g.kernel[1], *g.stride, *g.padding, *g.dilation, out)
+        max_backward = _pooling(g.kernel)[1]
+        max_backward(planes, winner.reshape(n * c, *self.output_hw), *g.stride, *g.padding,
+                     *g.dilation, out)
         return out.reshape(n, c, h, w)
 
 
@@ -302,7 +313,7 @@ class AvgPoolKernel(_Fallback, _pool.AvgPool2d):
         planes = np.ascontiguousarray(x).reshape(n * c, h, w)
         out = np.empty((n * c, *out_hw), x.dtype)
         g = self.geometry
-        _loops().avg_pool_forward(planes, *g.kernel, *g.stride, *g.padding, self.divisor, out)
+        _pooling(g.kernel)[2](planes, *g.stride, *g.padding, self.divisor, out)
         self.input_shape, self.output_hw = (n, c, h, w), out_hw
         return out.reshape(n, c, *out_hw)
 
@@ -313,7 +324,7 @@ class AvgPoolKernel(_Fallback, _pool.AvgPool2d):
         g = self.geometry
         out = np.zeros((n * c, h, w), grad.dtype)
         planes = np.ascontiguousarray(grad).reshape(n * c, *self.output_hw)
-        _loops().avg_pool_backward(planes, *g.kernel, *g.stride, *g.padding, self.divisor, out)
+        _pooling(g.kernel)[3](planes, *g.stride, *g.padding, self.divisor, out)
         return out.reshape(n, c, h, w)
 
 
@@ -332,12 +343,15 @@ class ConvKernel(_Fallback, Conv2d):
         k = (c // g) * windows.count
         grouped = columns.reshape(g, k, n * out[0] * out[1])
         kernel = weight.reshape(g, oc // g, k)
-        y = np.matmul(kernel, grouped).reshape(oc, n, out[0], out[1])
-        if bias is not None:
-            y = y + bias.reshape(oc, 1, 1, 1)
+        y = np.matmul(kernel, grouped).reshape(oc, n, out[0], out[1]).transpose(1, 0, 2, 3)
+        result = np.empty((n, oc, out[0], out[1]), y.dtype)
+        if bias is not None:  # the bias added in the pass that makes the result contiguous
+            np.add(y, bias.reshape(1, oc, 1, 1), out=result)
+        else:
+            np.copyto(result, y)
         self.input_shape, self.has_bias = (n, c, h, w), bias is not None
         self.save(grouped, weight)
-        return np.ascontiguousarray(y.transpose(1, 0, 2, 3))
+        return result
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         if self.fallback:
@@ -377,21 +391,19 @@ class AvgPool1dKernel(_pool.AvgPool1d, AvgPoolKernel):
 
 
 def _im2col(x: Any, windows: Any, out: tuple[int, int]) -> Any:
-    """The windows of ``x`` as ``(C * kh * kw, N, OH, OW)``, contiguous: one copy of a strided
-    view of the zero-padded input."""
-    n, c, h, w = x.shape
+    """The windows of ``x`` as ``(C * kh * kw, N, OH, OW)``, contiguous, in one compiled pass
+    (no padded copy of the input)."""
+    n, c = x.shape[:2]
     (kh, kw), (sh, sw) = windows.kernel, windows.stride
     (ph, pw), (dh, dw) = windows.padding, windows.dilation
-    if ph or pw:
-        padded = np.zeros((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
-        padded[:, :, ph:ph + h, pw:pw + w] = x
-    else:
-        padded = x
-    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    view = np.lib.stride_tricks.sliding_window_view(padded, (span_h, span_w), axis=(2, 3))
-    view = view[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :out[0], :out[1]]  # (N, C, OH, OW, kh, kw)
-    return np.ascontiguousarray(view.transpose(1, 4, 5, 0, 2, 3)).reshape(c * kh * kw, n,
-                                                                           out[0], out[1])
+    columns = np.empty((c * kh * kw, n, out[0], out[1]), x.dtype)
+    _loops().im2col(np.ascontiguousarray(x), kh, kw, sh, sw, ph, pw, dh, dw, columns)
+    return columns
+
+
+def scatter_add_rows(out: Any, index: Any, rows: Any) -> None:
+    """``out[index[i]] += rows[i]`` in place, compiled (``NumPyBackend.scatter_add``)."""
+    _loops().scatter_add_rows(out, index, rows)
 
 
 def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
@@ -445,13 +457,24 @@ class _SizedLoops:
         self._loops = loops
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        loop = getattr(self._loops, name)
-
-        def call(*args: Any) -> Any:
-            return launch(loop, args[0].size, *args)
-
+        call = _sized(getattr(self._loops, name))
         setattr(self, name, call)  # made once per loop
         return call
+
+
+@functools.cache
+def _pooling(kernel: tuple[int, int]) -> tuple[Callable[..., Any], ...]:
+    """The pooling loops for one window size, each launched as its size is worth."""
+    from . import _numba_loops
+
+    return tuple(_sized(loop) for loop in _numba_loops.pooling_loops(*kernel))
+
+
+def _sized(loop: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        return launch(loop, args[0].size, *args)
+
+    return call
 
 
 @functools.cache

@@ -170,6 +170,14 @@ class Function:
         """Keep arrays for ``backward`` (read back as ``self.saved``; freed after it runs)."""
         self.saved = arrays
 
+    def recording(self) -> bool:
+        """Whether this call is recorded for a backward pass, so ``forward`` must save what
+        backward needs (False under ``no_grad`` or without tracked inputs)."""
+        try:
+            return self.parents is not None
+        except AttributeError:  # never set: the call is not recorded
+            return False
+
     def needs_grad(self, index: int) -> bool:
         """Whether input ``index`` is tracked, so ``backward`` must return its gradient."""
         return self.parents is not None and self.parents[index] is not None
