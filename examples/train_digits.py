@@ -1,16 +1,15 @@
-"""Train a digit classifier with DataParallel and save it.
+"""Train a digit classifier with DataParallel and a DataLoader, and save it.
 
     python examples/train_digits.py [--epochs 10] [--workers 2] [--out digits.safetensors]
 
-Needs the demo extra (scikit-learn): pip install "dparray[demo]".
+Needs the demo extra (scikit-learn, for the digits): pip install "dparray[demo]".
 """
 
 import argparse
 
-from sklearn.datasets import load_digits
-
 import dparray as dp
 from dparray import nn, optim
+from dparray.data import DataLoader, TensorDataset, load_digits
 from dparray.nn import functional as F
 
 
@@ -22,18 +21,16 @@ def main() -> None:
     args = parser.parse_args()
 
     dp.manual_seed(0)
-    digits = load_digits()
-    x = dp.tensor(digits.data, dtype="float32") / 16.0
-    y = dp.tensor(digits.target, dtype="int64")
-    train_x, train_y, test_x, test_y = x[:1500], y[:1500], x[1500:], y[1500:]
+    train_x, train_y = load_digits("train")
+    test_x, test_y = load_digits("test")
+    loader = DataLoader(TensorDataset(train_x, train_y), batch_size=100, shuffle=True)
 
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
     wrapped = dp.DataParallel(model, args.workers)
     opt = optim.Adam(wrapped.parameters(), lr=2e-3)
     for epoch in range(args.epochs):
-        for start in range(0, len(train_x), 100):
-            batch = slice(start, start + 100)
-            loss = F.cross_entropy(wrapped(train_x[batch]), train_y[batch])
+        for images, labels in loader:
+            loss = F.cross_entropy(wrapped(images), labels)
             opt.step(loss.backward())
         print(f"epoch {epoch + 1}: last batch loss {loss.item():.4f}")
 

@@ -451,16 +451,16 @@ def test_the_demo_replaces_links_planted_in_its_output_folder(tmp_path):
     outside.mkdir()
     out = tmp_path / "out"
     out.mkdir()
-    for name in ("training_curves.png", "digits_mlp.safetensors"):
+    for name in ("training_curves.png", "digits_cnn.safetensors"):
         (outside / name).write_text("keep me")
         (out / name).symlink_to(outside / name)
     result = subprocess.run([sys.executable, "-m", "dparray", "demo", "--epochs", "1", "--out",
                              str(out)], capture_output=True, text=True, timeout=100)
     assert result.returncode == 0, result.stderr
-    for name in ("training_curves.png", "digits_mlp.safetensors"):
+    for name in ("training_curves.png", "digits_cnn.safetensors"):
         assert (outside / name).read_text() == "keep me"
         assert not (out / name).is_symlink()
     assert (out / "training_curves.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-    assert "test_accuracy" in dp.load(out / "digits_mlp.safetensors", with_metadata=True)[1]
-    assert sorted(p.name for p in out.iterdir()) == ["digits_mlp.safetensors",
+    assert "test_accuracy" in dp.load(out / "digits_cnn.safetensors", with_metadata=True)[1]
+    assert sorted(p.name for p in out.iterdir()) == ["digits_cnn.safetensors",
                                                      "training_curves.png"]
