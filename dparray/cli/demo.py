@@ -94,10 +94,10 @@ def train_model(model: nn.Module, train: Split, test: Split, epochs: int,
     opt = optim.Adam(model.parameters(), lr=LEARNING_RATE)
     loader = DataLoader(TensorDataset(*train), batch_size=BATCH_SIZE, shuffle=True, seed=seed)
     history = History()
-    on_terminal = progress is not None and sys.stderr.isatty()
+    bars = progress if progress is not None and sys.stderr.isatty() else None
     for epoch in range(1, epochs + 1):
         label = f"epoch {epoch:2d}/{epochs}"
-        bar = progress(total=len(loader), desc=label, unit="batch") if on_terminal else None
+        bar = bars(total=len(loader), desc=label, unit="batch") if bars is not None else None
         loss, accuracy, seconds = _epoch(model, opt, loader, bar)
         history.loss.append(loss)
         history.train_accuracy.append(accuracy)
