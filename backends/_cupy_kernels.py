@@ -16,11 +16,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from dparray.autograd import Function
 from dparray.ops import cross_entropy as _ce
 from dparray.ops import normalization as _norm
 from dparray.ops.elementwise import Gelu
 from dparray.ops.reduce import LogSoftmax, Softmax
+
+from ._fallback import Fallback
 
 THREADS = 256  # per block in the row kernels; a power of two (the tree reduction needs it)
 
@@ -185,20 +186,7 @@ def _gelu_kernels(approximate: str) -> tuple[Any, Any]:
             cupy.ElementwiseKernel(bin_, bout, bbody, f"dparray_gelu_{approximate}_backward"))
 
 
-class _Fallback(Function):
-    """Runs the reference for the calls a kernel does not cover, forward and backward."""
-
-    fallback = False
-
-    def reference_forward(self, *arrays: Any) -> Any:
-        self.fallback = True
-        return super().forward(*arrays)
-
-    def reference_backward(self, grad: Any) -> Any:
-        return super().backward(grad)
-
-
-class GeluKernel(_Fallback, Gelu):
+class GeluKernel(Fallback, Gelu):
     """GELU (exact or tanh) as one elementwise kernel each way."""
 
     def forward(self, x: Any) -> Any:
@@ -217,7 +205,7 @@ class GeluKernel(_Fallback, Gelu):
         return backward(grad.astype(x.dtype, copy=False), x, kept)
 
 
-class LayerNormKernel(_Fallback, _norm.Normalization):
+class LayerNormKernel(Fallback, _norm.Normalization):
     """Layer norm (rows layout): one block per row each way; parameter gradients by CuPy's
     reductions."""
 
@@ -265,7 +253,7 @@ class LayerNormKernel(_Fallback, _norm.Normalization):
         return tuple(grads)
 
 
-class _LastAxisSoftmax(_Fallback):
+class _LastAxisSoftmax(Fallback):
     """Softmax or log-softmax along the last axis: one block per row each way."""
 
     log = 0
@@ -307,7 +295,7 @@ class LogSoftmaxKernel(_LastAxisSoftmax, LogSoftmax):
     log = 1
 
 
-class CrossEntropyKernel(_Fallback, _ce.CrossEntropy):
+class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
     """Cross-entropy whose log-softmax is the row kernel; the pick and the closed-form
     gradient are CuPy's own vectorised operations."""
 

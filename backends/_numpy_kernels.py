@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from dparray.autograd import Function
 from dparray.ops import cross_entropy as _ce
 from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
@@ -28,6 +27,7 @@ from dparray.ops.conv import Conv1d, Conv2d
 from dparray.ops.elementwise import Gelu
 from dparray.ops.reduce import LogSoftmax, Softmax
 
+from ._fallback import Fallback
 from ._numba_setup import launch
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -39,21 +39,7 @@ def _floating(*arrays: Any) -> bool:
     return len(dtypes) == 1 and dtypes.pop() in FLOATS
 
 
-class _Fallback(Function):
-    """Runs the reference for the calls a kernel does not cover, forward and backward: mixed
-    in before the reference class, so ``super()`` is the reference."""
-
-    fallback = False
-
-    def reference_forward(self, *arrays: Any) -> Any:
-        self.fallback = True
-        return super().forward(*arrays)
-
-    def reference_backward(self, grad: Any) -> Any:
-        return super().backward(grad)
-
-
-class NormalizationKernel(_Fallback, _norm.Normalization):
+class NormalizationKernel(Fallback, _norm.Normalization):
     """Layer norm and batch norm (local or given statistics) in one pass each way."""
 
     def forward(self, x: Any, weight: Any = None, bias: Any = None, mean: Any = None,
@@ -115,7 +101,7 @@ class NormalizationKernel(_Fallback, _norm.Normalization):
         return tuple(grads)
 
 
-class GeluKernel(_Fallback, Gelu):
+class GeluKernel(Fallback, Gelu):
     """GELU, exact or tanh-approximated: vectorised loops, NumPy's SIMD exp and tanh. The exact
     form computes its derivative in forward (when recorded) and keeps only that, so backward is
     one product."""
@@ -163,7 +149,7 @@ class GeluKernel(_Fallback, Gelu):
                            dtype=derivative.dtype)
 
 
-class _LastAxisSoftmax(_Fallback):
+class _LastAxisSoftmax(Fallback):
     """Softmax or log-softmax along the last axis of a contiguous array, by rows."""
 
     log = False
@@ -216,7 +202,7 @@ class LogSoftmaxKernel(_LastAxisSoftmax, LogSoftmax):
     log = True
 
 
-class CrossEntropyKernel(_Fallback, _ce.CrossEntropy):
+class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
     """Cross-entropy of rows: log-softmax, pick and weighted spread in one pass; the closed-form
     gradient in another."""
 
@@ -266,7 +252,7 @@ class CrossEntropyKernel(_Fallback, _ce.CrossEntropy):
         return out, None, None
 
 
-class MaxPoolKernel(_Fallback, _pool.MaxPool2d):
+class MaxPoolKernel(Fallback, _pool.MaxPool2d):
     """Max pooling over image planes, with the reference's winner rule."""
 
     def forward(self, x: Any) -> Any:
@@ -301,7 +287,7 @@ class MaxPoolKernel(_Fallback, _pool.MaxPool2d):
         return out.reshape(n, c, h, w)
 
 
-class AvgPoolKernel(_Fallback, _pool.AvgPool2d):
+class AvgPoolKernel(Fallback, _pool.AvgPool2d):
     """Average pooling over image planes, with the reference's divisors."""
 
     def forward(self, x: Any) -> Any:
@@ -328,7 +314,7 @@ class AvgPoolKernel(_Fallback, _pool.AvgPool2d):
         return out.reshape(n, c, h, w)
 
 
-class ConvKernel(_Fallback, Conv2d):
+class ConvKernel(Fallback, Conv2d):
     """Convolution as one matrix product per group over an im2col built from NumPy's strided
     window view, ``(C * kh * kw, N * OH * OW)``; col2im compiled."""
 

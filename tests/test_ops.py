@@ -1,6 +1,7 @@
 """Every op: its value against an independent reference, its gradient against finite
-differences in float64, on every backend; the ops with constant results exactly against NumPy;
-and the semantics each op documents (ties, NaN, out-of-range arguments)."""
+differences in float64, float32 kept, on every backend -- the cases of ``cases.py``,
+``cases_indexing.py`` and ``cases_activations.py``; the ops with constant results exactly
+against NumPy; and the semantics each op documents (ties, NaN, out-of-range arguments)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,18 @@ import warnings
 import numpy as np
 import pytest
 from cases import ALL_CASES, CONSTANT_CASES
+from cases_activations import ACTIVATIONS
+from cases_indexing import INDEXING_CASES
 from conftest import to_tensor
 
 import dparray as dp
 from dparray.ops import _portable
 from dparray.testing import gradcheck
 
+EVERY_CASE = [*ALL_CASES, *INDEXING_CASES, *ACTIVATIONS]
 
-@pytest.mark.parametrize("case", ALL_CASES, ids=repr)
+
+@pytest.mark.parametrize("case", EVERY_CASE, ids=repr)
 def test_value_matches_reference(case, backend, rng):
     arrays = case.inputs(rng)
     out = case.function(*[to_tensor(a) for a in arrays])
@@ -26,13 +31,13 @@ def test_value_matches_reference(case, backend, rng):
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("case", ALL_CASES, ids=repr)
+@pytest.mark.parametrize("case", EVERY_CASE, ids=repr)
 def test_gradient_matches_finite_differences(case, backend, rng):
     inputs = [to_tensor(a, requires_grad=True) for a in case.inputs(rng)]
     gradcheck(case.function, inputs)
 
 
-@pytest.mark.parametrize("case", ALL_CASES, ids=repr)
+@pytest.mark.parametrize("case", EVERY_CASE, ids=repr)
 def test_float32_stays_float32(case, backend, rng):
     inputs = [to_tensor(a.astype(np.float32), requires_grad=True) for a in case.inputs(rng)]
     out = case.function(*inputs)

@@ -7,37 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from cases_indexing import INDEXING_CASES
-from conftest import to_tensor
 
 import dparray as dp
-from dparray.testing import gradcheck
-
-
-@pytest.mark.parametrize("case", INDEXING_CASES, ids=repr)
-def test_value_matches_reference(case, backend, rng):
-    arrays = case.inputs(rng)
-    out = case.function(*[to_tensor(a) for a in arrays])
-    expected = np.asarray(case.reference(*arrays))
-    assert out.shape == expected.shape
-    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-12)
-
-
-@pytest.mark.parametrize("case", INDEXING_CASES, ids=repr)
-def test_gradient_matches_finite_differences(case, backend, rng):
-    inputs = [to_tensor(a, requires_grad=True) for a in case.inputs(rng)]
-    gradcheck(case.function, inputs)
-
-
-@pytest.mark.parametrize("case", INDEXING_CASES, ids=repr)
-def test_float32_stays_float32(case, backend, rng):
-    inputs = [to_tensor(a.astype(np.float32), requires_grad=True) for a in case.inputs(rng)]
-    out = case.function(*inputs)
-    assert out.dtype.name == "float32"
-    grads = out.sum().backward()
-    for t in inputs:
-        assert grads[t].dtype.name == "float32"
-        assert grads[t].shape == t.shape
 
 
 def test_repeated_positions_accumulate_their_gradient(backend):

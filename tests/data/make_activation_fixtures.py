@@ -10,7 +10,7 @@ gradients at the kinks are PyTorch's. Made with PyTorch 2.13.0 (CPU), float64.
 """
 
 import torch
-from torch_fixture_writer import TorchCase, write
+from torch_fixture_writer import TorchCase, randomized, write
 
 nn = torch.nn
 
@@ -56,7 +56,7 @@ def activation_cases() -> list[TorchCase]:
         TorchCase("prelu_kinks", "PReLU", {"init": 0.1}, nn.PReLU(init=0.1),
                   [torch.tensor(KINKS)]),
         TorchCase("prelu_channels", "PReLU", {"num_parameters": 3, "init": -0.3},
-                  _randomized(nn.PReLU(3, init=-0.3)), [channels]),
+                  randomized(nn.PReLU(3, init=-0.3)), [channels]),
         TorchCase("prelu_one_channel_3d", "PReLU", {"num_parameters": 1},
                   nn.PReLU(1), [channels]),
         TorchCase("prelu_scalar", "PReLU", {}, nn.PReLU(), [torch.tensor(-1.5)]),
@@ -76,22 +76,13 @@ def small_layer_cases() -> list[TorchCase]:
                   nn.Embedding(6, 3, padding_idx=2), [indices]),
         TorchCase("embedding_padding_negative", "Embedding",
                   {"num_embeddings": 6, "embedding_dim": 3, "padding_idx": -1},
-                  _randomized(nn.Embedding(6, 3, padding_idx=-1)), [indices]),
+                  randomized(nn.Embedding(6, 3, padding_idx=-1)), [indices]),
         TorchCase("unflatten", "Unflatten", {"dim": 1, "unflattened_size": [2, 3]},
                   nn.Unflatten(1, (2, 3)), [torch.randn(4, 6, 2)]),
         TorchCase("unflatten_inferred_last", "Unflatten",
                   {"dim": -1, "unflattened_size": [-1, 2]}, nn.Unflatten(-1, (-1, 2)),
                   [torch.randn(3, 8)]),
     ]
-
-
-def _randomized(module: nn.Module) -> nn.Module:
-    """``module`` with every parameter drawn at random (a padding row too: its value must
-    survive, only its gradient is zero)."""
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.randn(p.shape))
-    return module
 
 
 if __name__ == "__main__":

@@ -16,19 +16,15 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch_fixture_writer import TorchCase, write
+from torch_fixture_writer import TorchCase, randomized, write
 
 nn = torch.nn
 
 BATCH, TARGET, SOURCE, MODEL, HEADS, FEEDFORWARD = 3, 4, 5, 6, 2, 7
 
 
-def _randomized(module: nn.Module) -> nn.Module:
-    """Every parameter away from PyTorch's zero biases and ones, so each gradient shows."""
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.randn(p.shape) * 0.5)
-    return module
+def half_scale(module: nn.Module) -> nn.Module:
+    return randomized(module, 0.5)
 
 
 def _sequence(length: int, features: int = MODEL, batch_first: bool = False) -> torch.Tensor:
@@ -59,7 +55,7 @@ def _mha(name: str, kwargs: dict[str, Any], query: torch.Tensor, key: torch.Tens
          value: torch.Tensor, masks: dict[str, torch.Tensor] | None = None,
          **plain: Any) -> TorchCase:
     arguments = {"embed_dim": MODEL, "num_heads": HEADS, **kwargs}
-    module = _randomized(nn.MultiheadAttention(**arguments))
+    module = half_scale(nn.MultiheadAttention(**arguments))
     return TorchCase(name, "MultiheadAttention", arguments, module, [query, key, value],
                      tensor_kwargs=masks or {}, plain_kwargs=plain)
 
@@ -110,7 +106,7 @@ def _encoder_layer(name: str, kwargs: dict[str, Any], inputs: list[torch.Tensor]
                    masks: dict[str, torch.Tensor] | None = None, torch_kwargs: Any = None,
                    **plain: Any) -> TorchCase:
     arguments = _layer_arguments(**kwargs)
-    module = _randomized(nn.TransformerEncoderLayer(**{**arguments, **(torch_kwargs or {})}))
+    module = half_scale(nn.TransformerEncoderLayer(**{**arguments, **(torch_kwargs or {})}))
     return TorchCase(name, "TransformerEncoderLayer", arguments, module, inputs,
                      tensor_kwargs=masks or {}, plain_kwargs=plain)
 
@@ -118,7 +114,7 @@ def _encoder_layer(name: str, kwargs: dict[str, Any], inputs: list[torch.Tensor]
 def _decoder_layer(name: str, kwargs: dict[str, Any], inputs: list[torch.Tensor],
                    masks: dict[str, torch.Tensor] | None = None, **plain: Any) -> TorchCase:
     arguments = _layer_arguments(**kwargs)
-    module = _randomized(nn.TransformerDecoderLayer(**arguments))
+    module = half_scale(nn.TransformerDecoderLayer(**arguments))
     return TorchCase(name, "TransformerDecoderLayer", arguments, module, inputs,
                      tensor_kwargs=masks or {}, plain_kwargs=plain)
 
@@ -164,14 +160,14 @@ def transformer_cases() -> list[TorchCase]:
         {"encoder_layer": {"layer": "TransformerEncoderLayer", "kwargs": encoder_layer},
          "num_layers": 2, "norm": {"layer": "LayerNorm", "kwargs": {"normalized_shape": MODEL}},
          "enable_nested_tensor": False},
-        _randomized(encoder), [first_src],
+        half_scale(encoder), [first_src],
         tensor_kwargs={"mask": square(SOURCE), "src_key_padding_mask": _padding()}))
     decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**decoder_layer), 2)
     cases.append(TorchCase(
         "decoder", "TransformerDecoder",
         {"decoder_layer": {"layer": "TransformerDecoderLayer", "kwargs": decoder_layer},
          "num_layers": 2},
-        _randomized(decoder), [first_tgt, first_src],
+        half_scale(decoder), [first_tgt, first_src],
         tensor_kwargs={"tgt_mask": _causal(TARGET), "memory_key_padding_mask": _padding()},
         plain_kwargs={"tgt_is_causal": True}))
     return cases

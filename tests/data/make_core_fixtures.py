@@ -6,7 +6,7 @@ Made with PyTorch 2.13.0 (CPU), float64.
 """
 
 import torch
-from torch_fixture_writer import TorchCase, write
+from torch_fixture_writer import TorchCase, randomized, with_statistics, write
 
 nn = torch.nn
 
@@ -21,15 +21,15 @@ def cases() -> list[TorchCase]:
                                                   "bias": False},
                   nn.Linear(5, 2, bias=False), [randn(2, 3, 5)]),
         TorchCase("layer_norm", "LayerNorm", {"normalized_shape": 6},
-                  _randomized(nn.LayerNorm(6)), [randn(4, 6)]),
+                  randomized(nn.LayerNorm(6)), [randn(4, 6)]),
         TorchCase("layer_norm_2d_shape", "LayerNorm", {"normalized_shape": [3, 4]},
-                  _randomized(nn.LayerNorm([3, 4])), [randn(2, 3, 4)]),
+                  randomized(nn.LayerNorm([3, 4])), [randn(2, 3, 4)]),
         TorchCase("batch_norm_train", "BatchNorm1d", {"num_features": 3},
-                  _randomized(nn.BatchNorm1d(3)), [randn(6, 3)], training=True),
+                  randomized(nn.BatchNorm1d(3)), [randn(6, 3)], training=True),
         TorchCase("batch_norm_3d_train", "BatchNorm1d", {"num_features": 3},
-                  _randomized(nn.BatchNorm1d(3)), [randn(4, 3, 5)], training=True),
+                  randomized(nn.BatchNorm1d(3)), [randn(4, 3, 5)], training=True),
         TorchCase("batch_norm_eval", "BatchNorm1d", {"num_features": 3},
-                  _with_statistics(nn.BatchNorm1d(3)), [randn(6, 3)]),
+                  with_statistics(nn.BatchNorm1d(3)), [randn(6, 3)]),
         TorchCase("gelu", "GELU", {}, nn.GELU(), [randn(3, 7) * 3]),
         TorchCase("gelu_tanh", "GELU", {"approximate": "tanh"}, nn.GELU(approximate="tanh"),
                   [randn(3, 7) * 3]),
@@ -51,14 +51,14 @@ def cases() -> list[TorchCase]:
         TorchCase("avg_pool2d", "AvgPool2d", {"kernel_size": [2, 3], "padding": 1},
                   nn.AvgPool2d((2, 3), padding=1), [randn(2, 2, 6, 7)]),
         TorchCase("batch_norm2d_train", "BatchNorm2d", {"num_features": 3, "momentum": None},
-                  _randomized(nn.BatchNorm2d(3, momentum=None)), [randn(4, 3, 2, 5)],
+                  randomized(nn.BatchNorm2d(3, momentum=None)), [randn(4, 3, 2, 5)],
                   training=True),
         TorchCase("batch_norm2d_eval_no_affine", "BatchNorm2d",
                   {"num_features": 2, "affine": False},
-                  _with_statistics(nn.BatchNorm2d(2, affine=False)), [randn(3, 2, 4, 4)]),
+                  with_statistics(nn.BatchNorm2d(2, affine=False)), [randn(3, 2, 4, 4)]),
         TorchCase("batch_norm_untracked_eval", "BatchNorm1d",
                   {"num_features": 3, "track_running_stats": False},
-                  _randomized(nn.BatchNorm1d(3, track_running_stats=False)), [randn(5, 3)]),
+                  randomized(nn.BatchNorm1d(3, track_running_stats=False)), [randn(5, 3)]),
         TorchCase("conv2d_groups_dilation", "Conv2d",
                   {"in_channels": 4, "out_channels": 6, "kernel_size": 3, "groups": 2,
                    "dilation": 2, "padding": 2},
@@ -90,22 +90,6 @@ def cases() -> list[TorchCase]:
         TorchCase("embedding", "Embedding", {"num_embeddings": 7, "embedding_dim": 3},
                   nn.Embedding(7, 3), [torch.tensor([[0, 3, 3], [6, 1, 0]])]),
     ]
-
-
-def _randomized(module: nn.Module) -> nn.Module:
-    """Affine parameters away from ones and zeros, so their gradients show."""
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.randn(p.shape))
-    return module
-
-
-def _with_statistics(module: nn.Module) -> nn.Module:
-    module = _randomized(module)
-    module.running_mean.copy_(torch.randn(module.num_features))
-    module.running_var.copy_(torch.rand(module.num_features) + 0.5)
-    module.num_batches_tracked.fill_(7)
-    return module
 
 
 if __name__ == "__main__":

@@ -51,6 +51,24 @@ class TorchCase:
     training: bool = False
 
 
+def randomized(module: torch.nn.Module, scale: float = 1.0) -> torch.nn.Module:
+    """``module`` with every parameter drawn from ``N(0, scale^2)``: away from PyTorch's ones
+    and zeros, so that every gradient shows (a padding row too: its value must survive)."""
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape) * scale)
+    return module
+
+
+def with_statistics(module: torch.nn.Module) -> torch.nn.Module:
+    """A randomised batch or instance norm with running statistics away from 0 and 1."""
+    module = randomized(module)
+    module.running_mean.copy_(torch.randn(module.num_features))
+    module.running_var.copy_(torch.rand(module.num_features) + 0.5)
+    module.num_batches_tracked.fill_(7)
+    return module
+
+
 def flatten(value: Any) -> list[torch.Tensor]:
     """Tensors of a nested tuple/list output, depth first, ``None`` left out."""
     if value is None:
