@@ -212,6 +212,47 @@ def test_sync_batch_norm_equals_batch_norm_on_the_whole_batch(backend, rng):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10)
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_sync_batch_norm_of_images_equals_batch_norm_2d_on_the_whole_batch(workers, backend,
+                                                                          rng):
+    def build():
+        dp.manual_seed(4)
+        return nn.Sequential(nn.Conv2d(2, 3, 3, padding=1, dtype=F64), nn.BatchNorm2d(3, dtype=F64),
+                             nn.ReLU(), nn.Flatten(), nn.Linear(3 * 16, 2, dtype=F64))
+
+    plain, synced = build(), nn.SyncBatchNorm.convert_sync_batchnorm(build())
+    assert isinstance(synced[1], nn.SyncBatchNorm)
+    x = to_tensor(rng.standard_normal((7, 2, 4, 4)))
+    weights = to_tensor(rng.standard_normal((7, 2)))
+    expected = plain(x)
+    expected_grads = (expected * weights).sum().backward()
+    model = dp.DataParallel(synced, workers)
+    out = model(x)
+    assert model.last_execution == "threads"
+    grads = (out * weights).sum().backward()
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
+    for p, q in zip(plain.parameters(), synced.parameters(), strict=True):
+        np.testing.assert_allclose(grads[q].numpy(), expected_grads[p].numpy(), rtol=1e-9,
+                                   atol=1e-12)
+    for a, b in zip(plain.buffers(), synced.buffers(), strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("execution", ["threads", "inline"])
+def test_batch_norm_2d_normalises_each_chunk_and_keeps_chunk_0s_statistics(execution, backend,
+                                                                           rng):
+    norm, alone = nn.BatchNorm2d(2, dtype=F64), nn.BatchNorm2d(2, dtype=F64)
+    x = rng.standard_normal((5, 2, 3, 3))
+    out = dp.DataParallel(norm, 2, execution=execution)(to_tensor(x)).numpy()
+    for chunk in (slice(0, 3), slice(3, 5)):
+        part = x[chunk]
+        mean, var = part.mean((0, 2, 3), keepdims=True), part.var((0, 2, 3), keepdims=True)
+        np.testing.assert_allclose(out[chunk], (part - mean) / np.sqrt(var + 1e-5), rtol=1e-10)
+    alone(to_tensor(x[:3]))  # the running statistics are chunk 0's, as in PyTorch
+    for a, b in zip(norm.buffers(), alone.buffers(), strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+
+
 def test_convert_sync_batchnorm_keeps_the_tensors(backend):
     model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
     weight = model[1].weight
