@@ -66,7 +66,9 @@ def build_step(name: str, configuration: str) -> Callable[[], None] | None:
     model = dp.DataParallel(module, int(parts[1]), execution=execution)
     step = dparray_step(workload, model, x, y)
     if execution == "auto":  # let auto finish measuring before anything is timed
-        for _ in range(2 * (_auto.SAMPLES + 1) + 1):
+        for _ in range(2 * (_auto.MAX_SAMPLES + 1) + 1):
+            if not model._chooser.measuring():
+                break
             step()
     return step
 

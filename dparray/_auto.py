@@ -4,9 +4,15 @@ Whether threads pay depends on everything at once -- the ops, their sizes, the b
 cores, what else the process does -- so no rule of thumb decides well for every model (an
 element-count threshold calibrated on MLPs kept a small CNN inline that ran twice as fast on
 threads). Instead, for each new input signature (shapes, dtypes, backend, modes, chunk count)
-the first calls alternate between the two executions and time them; the faster one is kept
-for that signature, and the choice is measured again every ``RECHECK_CALLS`` calls, in case the
-machine's load changed.
+the first calls run each execution in turn for a few calls and time them (at least
+``SAMPLES`` calls each, more for small steps, whose times are noisier); the faster median is
+kept for that signature, and the choice is measured again every ``RECHECK_CALLS`` calls, in
+case the machine's load changed.
+
+Each execution is measured in a block of consecutive calls, not alternated call by call:
+switching between them resizes BLAS's thread pool and moves the arrays between the threads'
+caches and allocator arenas, which slows both and hides the difference (on a convnet whose
+steps take 36 ms on threads and 61 ms inline, alternating timed both at about 60 ms).
 
 What is timed is the interval from one call to the next with the same signature: in a
 training loop that is the whole step -- forward, loss, backward, optimizer -- so the choice
@@ -25,17 +31,33 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 CANDIDATES = ("threads", "inline")
-SAMPLES = 3  # timed intervals per candidate, after one warm-up call each
+SAMPLES = 3  # at least this many timed intervals per candidate, after one warm-up call of it,
+MEASURE_SECONDS = 0.1  # and more until they add up to this much (small steps are noisy),
+MAX_SAMPLES = 25  # but never more than this many
 RECHECK_CALLS = 1000
 
 
 @dataclass
 class _Trial:
-    """The measurement of one signature: the schedule of executions and the intervals."""
+    """The measurement of one signature: which candidate is being timed, and the intervals
+    (each candidate's first follows its warm-up call and is not counted)."""
 
-    schedule: list[str]
+    position: int = 0  # into CANDIDATES
     intervals: dict[str, list[float]] = field(default_factory=lambda: {c: [] for c in CANDIDATES})
     last: tuple[float, str] | None = None  # (time, execution) of the previous call
+
+    def next_execution(self) -> str | None:
+        """The candidate to run next, or None once every candidate has been timed enough."""
+        while self.position < len(CANDIDATES):
+            candidate = CANDIDATES[self.position]
+            timed = self.intervals[candidate][1:]
+            if len(timed) < SAMPLES or (sum(timed) < MEASURE_SECONDS and len(timed) < MAX_SAMPLES):
+                return candidate
+            self.position += 1
+        return None
+
+    def medians(self) -> dict[str, float]:
+        return {c: statistics.median(self.intervals[c][1:]) for c in CANDIDATES}
 
 
 class ExecutionChooser:
@@ -57,19 +79,16 @@ class ExecutionChooser:
                     self._decided[signature] = (choice, calls + 1)
                     return choice
                 del self._decided[signature]  # measure again
-            trial = self._trials.get(signature)
-            if trial is None:
-                trial = self._trials[signature] = _Trial(_schedule())
+            trial = self._trials.setdefault(signature, _Trial())
         synchronize()
         now = self._clock()
         with self._lock:
             if trial.last is not None:
                 previous_time, previous = trial.last
                 trial.intervals[previous].append(now - previous_time)
-            if not trial.schedule:
-                choice = self._decide(signature, trial)
-                return choice
-            execution = trial.schedule.pop(0)
+            execution = trial.next_execution()
+            if execution is None:
+                return self._decide(signature, trial)
             trial.last = (now, execution)
             return execution
 
@@ -82,14 +101,14 @@ class ExecutionChooser:
             decided = self._decided.get(signature)
             return None if decided is None else decided[0]
 
+    def measuring(self) -> bool:
+        """Whether some signature is still being measured."""
+        with self._lock:
+            return bool(self._trials)
+
     def _decide(self, signature: Hashable, trial: _Trial) -> str:
-        threads, inline = (statistics.median(trial.intervals[c][1:]) for c in CANDIDATES)
-        choice = "threads" if threads < inline else "inline"
+        medians = trial.medians()
+        choice = "threads" if medians["threads"] < medians["inline"] else "inline"
         self._decided[signature] = (choice, 0)
         del self._trials[signature]
         return choice
-
-
-def _schedule() -> list[str]:
-    """Alternate the candidates, each warmed up once: threads, inline, threads, inline, ..."""
-    return [c for _ in range(SAMPLES + 1) for c in CANDIDATES]

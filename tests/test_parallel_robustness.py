@@ -102,12 +102,13 @@ def test_the_chooser_keeps_the_faster_median_and_rechecks(costs, winner, monkeyp
     chooser = _auto.ExecutionChooser(clock)
     synced = []
     seen = []
-    for call in range(2 * (_auto.SAMPLES + 1) + 3):
+    schedule = [c for c in _auto.CANDIDATES for _ in range(_auto.SAMPLES + 1)]
+    for call in range(len(schedule) + 3):
         execution = chooser.choose("sig", lambda call=call: synced.append(call))
         seen.append(execution)
-        warm_up = 50.0 if call < 2 else 0.0  # the first call of each is slow: not counted
+        first_of_its_block = call < len(schedule) and call % (_auto.SAMPLES + 1) == 0
+        warm_up = 50.0 if first_of_its_block else 0.0  # slow, and not counted
         clock.now += costs[execution] + warm_up
-    schedule = [c for _ in range(_auto.SAMPLES + 1) for c in _auto.CANDIDATES]
     assert seen[:len(schedule)] == schedule
     assert seen[len(schedule):] == [winner] * 3
     assert chooser.decision("sig") == winner
@@ -115,3 +116,16 @@ def test_the_chooser_keeps_the_faster_median_and_rechecks(costs, winner, monkeyp
     monkeypatch.setattr(_auto, "RECHECK_CALLS", 2)
     chooser.choose("sig", lambda: None)
     assert chooser.decision("sig") is None  # measuring again
+
+
+@pytest.mark.parametrize(("cost", "timed"), [(0.03, 4), (0.001, _auto.MAX_SAMPLES)])
+def test_the_chooser_times_small_steps_for_longer(cost, timed):
+    clock = FakeClock()
+    chooser = _auto.ExecutionChooser(clock)
+    seen = []
+    while chooser.decision("sig") is None:
+        seen.append(chooser.choose("sig", lambda: None))
+        clock.now += cost
+    assert not chooser.measuring()
+    # each block: a warm-up call, then the timed ones (0.1 s of 0.03 s steps takes 4)
+    assert seen[:-1] == ["threads"] * (timed + 1) + ["inline"] * (timed + 1)
