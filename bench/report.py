@@ -75,7 +75,8 @@ def print_dataparallel(workloads: list[dict]) -> None:
                         for key, _ in COLUMNS)
         print(f"  {info['workload']:7}{cells}")
     print("\n  ratios: best dparray / PyTorch; DP 2 speed-up over 1 BLAS thread; auto (DP 2) "
-          "/ better of threads and inline; peak MiB of a step (best configuration)")
+          "/ better of threads and inline, and what auto chose; peak MiB of a step (best "
+          "configuration)")
     for info in workloads:
         best_key = min(DPARRAY, key=lambda key: info.get(key, float("inf")))
         best = info[best_key]
@@ -83,10 +84,11 @@ def print_dataparallel(workloads: list[dict]) -> None:
         speedup = info["unwrapped_1_blas_thread"] / info["dataparallel_2"]
         better = min(info["dataparallel_2_threads"], info["dataparallel_2_inline"])
         auto = info["dataparallel_2"] / better
+        chose = info.get("auto", {}).get("dataparallel_2", "?")
         peak = info.get("peaks", {}).get(best_key)
         memory = f"{peak:8.1f}" if peak is not None else "       -"
-        print(f"  {info['workload']:7}{torch} ({best_key}){speedup:7.2f}x{auto:7.2f}x{memory}"
-              f"   goal: {GOALS.get(info['workload'], '-')}")
+        print(f"  {info['workload']:7}{torch} ({best_key}){speedup:7.2f}x{auto:7.2f}x "
+              f"{chose:8}{memory}   goal: {GOALS.get(info['workload'], '-')}")
     for info in workloads:
         print(f"  {info['workload']}: {info['description']}")
 

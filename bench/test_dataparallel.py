@@ -17,24 +17,33 @@ Two kinds of benchmark:
 Configurations: the unwrapped module (BLAS on every core, and on one thread), DataParallel
 with 1, 2 and 4 workers (``auto``), with 2 workers forced to ``threads`` and to ``inline``
 (``auto`` should be within 10% of the better of those two), and PyTorch with the same threads
-when it is installed.
+when it is installed -- in a process of its own (``torch_process.py`` says why), which times
+its steps itself; in ``test_step`` its times include the round trip to that process (tens of
+microseconds).
 """
 
 from __future__ import annotations
 
+import contextlib
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from threadpoolctl import ThreadpoolController
 
 import dparray as dp
 from dparray import _auto
-from dparray.benchmarks import WORKLOADS, dparray_step, interleaved_medians, torch_step
+from dparray.benchmarks import WORKLOADS, dparray_step, interleaved_medians
+
+from . import torch_process
 
 ROUNDS = {"W2": 60, "CNN64": 30}
-COOLDOWN = {"W2": 0.0, "CNN64": 0.0}  # (tiny steps: BLAS's spinning threads do not matter)
+DEFAULT_ROUNDS = 9
+# Tiny steps start no BLAS threads to wait for, but are timed hot: after a few untimed steps.
+COOLDOWN = {"W2": 0.0, "CNN64": 0.0}
+LEAD_IN = {"W2": 3, "CNN64": 3}
 WARMUP = 3
+AUTO_CHOICES: dict[tuple[str, str], str] = {}  # what auto decided, by (workload, configuration)
 CONFIGURATIONS = ("unwrapped", "unwrapped_1_blas_thread", "dataparallel_1", "dataparallel_2",
                   "dataparallel_2_threads", "dataparallel_2_inline", "dataparallel_4",
                   "pytorch")
@@ -50,14 +59,14 @@ def _one_blas_thread(step: Callable[[], None]) -> Callable[[], None]:
     return limited
 
 
-def build_step(name: str, configuration: str) -> Callable[[], None] | None:
+def build_step(name: str, configuration: str) -> Callable[[], float | None] | None:
     """One Adam step of workload ``name`` under ``configuration`` (None: not available)."""
     workload = WORKLOADS[name]
     dp.manual_seed(0)
     module = workload.build()
     x, y = workload.batch()
     if configuration == "pytorch":
-        return torch_step(workload, x, y)
+        return torch_process.TorchStep(name, x, y) if torch_process.available() else None
     if configuration.startswith("unwrapped"):
         step = dparray_step(workload, module, x, y)
         return _one_blas_thread(step) if configuration.endswith("thread") else step
@@ -66,14 +75,27 @@ def build_step(name: str, configuration: str) -> Callable[[], None] | None:
     model = dp.DataParallel(module, int(parts[1]), execution=execution)
     step = dparray_step(workload, model, x, y)
     if execution == "auto":  # let auto finish measuring before anything is timed
-        for _ in range(2 * (_auto.MAX_SAMPLES + 1) + 1):
+        step()
+        for _ in range(2 * (_auto.MAX_SAMPLES + 1)):
             if not model._chooser.measuring():
                 break
             step()
+        AUTO_CHOICES[name, configuration] = model.last_execution
     return step
 
 
-def _peak_mib(step: Callable[[], None]) -> float:
+@contextlib.contextmanager
+def _closing(steps: list[object]) -> Iterator[None]:
+    """Ends the PyTorch process among ``steps`` on the way out."""
+    try:
+        yield
+    finally:
+        for step in steps:
+            if isinstance(step, torch_process.TorchStep):
+                step.close()
+
+
+def _peak_mib(step: Callable[[], object]) -> float:
     tracemalloc.start()
     try:
         step()
@@ -89,24 +111,28 @@ def test_step(benchmark, name, configuration):
     if step is None:
         pytest.skip("PyTorch is not installed")
     benchmark.group = f"{name}: {WORKLOADS[name].description}"
-    for _ in range(WARMUP):
-        step()
-    if configuration != "pytorch":
-        benchmark.extra_info["peak_mib"] = _peak_mib(step)
-    benchmark.pedantic(step, rounds=ROUNDS.get(name, 7), iterations=1, warmup_rounds=1)
+    with _closing([step]):
+        for _ in range(WARMUP):
+            step()
+        if configuration != "pytorch":
+            benchmark.extra_info["peak_mib"] = _peak_mib(step)
+        benchmark.pedantic(step, rounds=ROUNDS.get(name, DEFAULT_ROUNDS), iterations=1,
+                           warmup_rounds=1)
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
 @pytest.mark.benchmark(group="interleaved")
 def test_interleaved(benchmark, name):
     steps = {c: s for c in CONFIGURATIONS if (s := build_step(name, c)) is not None}
-    peaks = {c: _peak_mib(s) for c, s in steps.items() if c != "pytorch"}
     medians = {}
 
     def measure():
-        medians.update(interleaved_medians(steps, ROUNDS.get(name, 7), WARMUP,
-                                           COOLDOWN.get(name, 0.15)))
+        medians.update(interleaved_medians(steps, ROUNDS.get(name, DEFAULT_ROUNDS), WARMUP,
+                                           COOLDOWN.get(name, 0.15), LEAD_IN.get(name, 0)))
 
-    benchmark.pedantic(measure, rounds=1, iterations=1)
+    with _closing(list(steps.values())):
+        peaks = {c: _peak_mib(s) for c, s in steps.items() if c != "pytorch"}
+        benchmark.pedantic(measure, rounds=1, iterations=1)
+    auto = {c: AUTO_CHOICES[name, c] for c in steps if (name, c) in AUTO_CHOICES}
     benchmark.extra_info.update(workload=name, description=WORKLOADS[name].description,
-                                peaks=peaks, **medians)
+                                peaks=peaks, auto=auto, **medians)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -151,8 +151,10 @@ def dparray_step(workload: Workload, model: nn.Module, inputs: Tensor,
     return step
 
 
-def torch_step(workload: Workload, inputs: Tensor, targets: Tensor) -> Callable[[], None] | None:
-    """The same step in PyTorch (all its CPU threads), or None when PyTorch is not installed."""
+def torch_step(workload: Workload, inputs: Any, targets: Any) -> Callable[[], None] | None:
+    """The same step in PyTorch (all its CPU threads), or None when PyTorch is not installed;
+    ``inputs`` and ``targets`` are tensors or NumPy arrays. (``bench/torch_process.py`` runs it
+    in a process of its own, for the reason given there.)"""
     try:
         import torch  # type: ignore[import-not-found]  # optional: the comparison column
     except ImportError:
@@ -160,7 +162,8 @@ def torch_step(workload: Workload, inputs: Tensor, targets: Tensor) -> Callable[
     torch.manual_seed(0)
     model = workload.torch_build(torch)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    x, y = torch.from_numpy(inputs.numpy()), torch.from_numpy(targets.numpy())
+    x, y = (torch.from_numpy(a.numpy() if isinstance(a, Tensor) else a)
+            for a in (inputs, targets))
     loss_of = torch.nn.functional.cross_entropy if workload.classify else \
         torch.nn.functional.mse_loss
 
@@ -172,14 +175,19 @@ def torch_step(workload: Workload, inputs: Tensor, targets: Tensor) -> Callable[
     return step
 
 
-def interleaved_medians(steps: dict[Key, Callable[[], None]], rounds: int, warmup: int,
-                        cooldown: float = 0.0) -> dict[Key, float]:
-    """Median seconds per step of each entry, timed round-robin so drift hits all alike.
+def interleaved_medians(steps: Mapping[Key, Callable[[], float | None]], rounds: int, warmup: int,
+                        cooldown: float = 0.0, lead_in: int = 0) -> dict[Key, float]:
+    """Median seconds per step of each entry, timed round-robin so drift hits all alike. A step
+    that returns a number has timed itself (one run in another process): that is its time.
 
     ``cooldown`` seconds pass before each timed step: after a multi-threaded BLAS call,
     OpenBLAS's helper threads busy-wait for about 0.1 s (its THREAD_TIMEOUT), taking a core
     from whatever runs next. A training loop runs one configuration over and over and never
     sees this; a round-robin would charge it to the neighbour of every BLAS-threaded step.
+
+    ``lead_in`` steps run untimed right before each timed one, so that it runs hot, as steps
+    in a training loop do: a step of a few milliseconds can take twice as long after a pause,
+    while a thread pool wakes up (PyTorch's OpenMP threads sleep after a few milliseconds).
     """
     for _ in range(warmup):
         for step in steps.values():
@@ -188,7 +196,10 @@ def interleaved_medians(steps: dict[Key, Callable[[], None]], rounds: int, warmu
     for _ in range(rounds):
         for name, step in steps.items():
             time.sleep(cooldown)
+            for _ in range(lead_in):
+                step()
             start = time.perf_counter()
-            step()
-            times[name].append(time.perf_counter() - start)
+            measured = step()
+            elapsed = time.perf_counter() - start
+            times[name].append(elapsed if measured is None else measured)
     return {name: statistics.median(values) for name, values in times.items()}
