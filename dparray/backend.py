@@ -35,6 +35,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, cast, runtime_checkable
 
+# The adapters' package, not an adapter: its set-up must run before anything loads NumPy.
+importlib.import_module("dparray.backends")
+
 ENV_VAR = "DPARRAY_BACKEND"
 DEFAULT_BACKEND = "numpy"
 ENTRY_POINT_GROUP = "dparray.backends"
