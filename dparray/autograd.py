@@ -8,6 +8,12 @@ only their producer, so activations nobody saved are freed as soon as they go ou
 ``backward`` walks the graph once, iteratively, in reverse topological order, hands each node
 the gradient of its output, undoes broadcasting (summing) and dtype promotion (casting) for every
 input in one place, and frees each node's saved arrays and edges as soon as it has run.
+
+A backward may return a ``SliceGradient`` -- zero outside one basic index, as ``x[key]``'s is --
+instead of an array. The engine adds the slices that reach one input into a single buffer of
+its own, in place, and hands the node an ordinary array: reading ``L`` slices of a tensor (an
+RNN's time steps, one projection split into query, key and value) then costs one tensor-sized
+array in backward, not ``L`` of them added one by one.
 """
 
 from __future__ import annotations
@@ -237,7 +243,10 @@ def propagate(order: list[Function], pending: dict[Function, Any], retain_graph:
         parents, metas = node.parents, node.inputs_meta
         if parents is None or metas is None:
             raise _freed(node)
-        grads_in = None if grad_out is None else node.backward(grad_out)
+        if grad_out is None:
+            grads_in = None
+        else:
+            grads_in = node.backward(_dense(grad_out) if type(grad_out) in _DEFERRED else grad_out)
         if not retain_graph:
             node.release()
         if grads_in is None:  # no gradient reached this node, or none leaves it
@@ -253,17 +262,75 @@ def propagate(order: list[Function], pending: dict[Function, Any], retain_graph:
             if parent is None or g is None or meta is None:
                 continue
             shape, dtype = meta
-            if g.shape != shape:
+            if g.shape != shape:  # (a SliceGradient has its input's shape and dtype)
                 g = _unbroadcast(node.xp, g, shape)
             if g.dtype is not dtype and g.dtype != dtype:
                 g = node.xp.astype(g, dtype)
             if isinstance(parent, Tensor) or parent.sequence < stop_below:
                 previous = reached.get(parent)
-                reached[parent] = g if previous is None else previous + g
+                reached[parent] = g if previous is None else _accumulate(previous, g)
             else:
                 previous = pending.get(parent)
-                pending[parent] = g if previous is None else previous + g
-    return reached
+                pending[parent] = g if previous is None else _accumulate(previous, g)
+    return {target: _dense(g) for target, g in reached.items()}
+
+
+class SliceGradient:
+    """A gradient that is ``values`` at the basic index ``key`` of an array of ``shape`` and
+    ``dtype``, and zero elsewhere (``values`` has the shape of that slice)."""
+
+    __slots__ = ("dtype", "key", "shape", "values", "xp")
+
+    def __init__(self, xp: Any, shape: tuple[int, ...], dtype: Any, key: tuple[Any, ...],
+                 values: Any) -> None:
+        self.xp, self.shape, self.dtype, self.key, self.values = xp, shape, dtype, key, values
+
+    def dense(self) -> Any:
+        out = self.xp.zeros(self.shape, dtype=self.dtype)
+        out[self.key] = self.values
+        return out
+
+
+class _Sum:
+    """A gradient sum in an array that only the engine holds, so later terms add in place."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+
+
+_DEFERRED = (SliceGradient, _Sum)  # pending gradients that are not arrays yet
+
+
+def _accumulate(previous: Any, g: Any) -> Any:
+    """``previous + g``, where either may be a ``SliceGradient``."""
+    kind = type(previous)
+    if kind is _Sum:
+        total = previous
+    elif type(g) is not SliceGradient:
+        if kind is not SliceGradient:
+            return previous + g
+        return _Sum(g + previous.dense())
+    elif kind is SliceGradient:
+        total = _Sum(previous.dense())
+    else:  # an array that other edges may share: the sum goes into a copy
+        total = _Sum(g.xp.asarray(previous, copy=True))
+    if type(g) is SliceGradient:
+        total.array[g.key] += g.values
+    else:
+        total.array = total.array + g
+    return total
+
+
+def _dense(g: Any) -> Any:
+    """The array a pending gradient stands for."""
+    kind = type(g)
+    if kind is SliceGradient:
+        return g.dense()
+    if kind is _Sum:
+        return g.array
+    return g
 
 
 def _seed_gradient(root: Tensor, grad: Tensor | None) -> Tensor:

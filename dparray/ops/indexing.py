@@ -23,7 +23,7 @@ from typing import Any
 
 from dparray import dtypes as _dtypes
 from dparray._checks import check_bool, check_int, check_number, check_tensor, describe
-from dparray.autograd import Function
+from dparray.autograd import Function, SliceGradient
 from dparray.backend import Backend
 from dparray.ops._util import PYTHON_SCALARS, broadcast_shapes, normalize_axis
 from dparray.ops.elementwise import where
@@ -31,7 +31,8 @@ from dparray.tensor import Tensor
 
 
 class GetItem(Function):
-    """``x[key]`` for a basic key that names every axis."""
+    """``x[key]`` for a basic key that names every axis. Its gradient is a ``SliceGradient``,
+    which the engine adds into one buffer for all the slices taken of ``x``."""
 
     def __init__(self, key: tuple[Any, ...]) -> None:
         self.key = key
@@ -40,12 +41,14 @@ class GetItem(Function):
         self.input_shape, self.dtype = tuple(x.shape), x.dtype
         return x[self.key]
 
-    def backward(self, grad: Any) -> Any:
-        xp = self.xp
-        out = xp.zeros(self.input_shape, dtype=self.dtype)
-        key = tuple(k for k in self.key if k is not None)  # None only added size-1 axes
-        out[key] = xp.reshape(grad, out[key].shape)
-        return out
+    def backward(self, grad: Any) -> SliceGradient:
+        key = self.key
+        if any(k is None for k in key):  # None only added size-1 axes: drop them
+            kept = [k for k in key if not isinstance(k, int)]  # the entries that keep an axis
+            shape = tuple(n for k, n in zip(kept, grad.shape, strict=True) if k is not None)
+            key = tuple(k for k in key if k is not None)
+            grad = self.xp.reshape(grad, shape)
+        return SliceGradient(self.xp, self.input_shape, self.dtype, key, grad)
 
 
 class Take(Function):
