@@ -249,6 +249,38 @@ def shift_rows(x, shifted):  # pragma: no cover - compiled
             shifted[i, j] = x[i, j] - top
 
 
+@jit
+def safe_shift_rows(x, shifted):  # pragma: no cover - compiled
+    """As ``shift_rows``, but a row whose every entry is -inf (attention's query that sees no
+    key) is kept as it is, so that its exponentials are 0."""
+    rows, width = x.shape
+    for i in prange(rows):
+        top = x[i, 0]
+        for j in range(1, width):
+            v = x[i, j]
+            if v > top or (v != v and top == top):
+                top = v
+        if top == -math.inf:
+            for j in range(width):
+                shifted[i, j] = x[i, j]
+        else:
+            for j in range(width):
+                shifted[i, j] = x[i, j] - top
+
+
+@jit_sum
+def safe_normalize_rows(exponentials):  # pragma: no cover - compiled
+    """As ``normalize_rows``, but a row of zeros (from ``safe_shift_rows``) stays zeros."""
+    rows, width = exponentials.shape
+    for i in prange(rows):
+        total = 0.0
+        for j in range(width):
+            total += exponentials[i, j]
+        if total != 0.0:
+            for j in range(width):
+                exponentials[i, j] = exponentials[i, j] / total
+
+
 @jit_sum
 def normalize_rows(exponentials):  # pragma: no cover - compiled
     """Softmax from exp(shifted): each row divided by its sum, in place."""
@@ -536,6 +568,8 @@ def warm_up() -> None:
         gelu_tanh_backward(v, v, v, v.copy())
         shift_rows(x, x.copy())
         normalize_rows(x.copy())
+        safe_shift_rows(x, x.copy())
+        safe_normalize_rows(x.copy())
         log_normalize_rows(x.copy(), x)
         softmax_rows_backward(x, x, x.copy())
         log_softmax_rows_backward(x, x, x.copy())

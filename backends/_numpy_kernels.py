@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from dparray.ops import attention as _attention
 from dparray.ops import cross_entropy as _ce
 from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
@@ -200,6 +201,40 @@ class SoftmaxKernel(_LastAxisSoftmax, Softmax):
 
 class LogSoftmaxKernel(_LastAxisSoftmax, LogSoftmax):
     log = True
+
+
+class _AttentionSoftmax:
+    """Attention's softmax over the score rows (zeros for a row that sees no key) and its
+    backward, each one compiled pass (and NumPy's SIMD exp); the products stay BLAS's."""
+
+    def softmax(self, scores: Any) -> Any:
+        if not _floating(scores) or scores.ndim == 0 or scores.shape[-1] == 0:
+            return super().softmax(scores)  # type: ignore[misc]  # the reference's, next in MRO
+        rows = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
+        out = np.empty_like(rows)
+        _loops().safe_shift_rows(rows, out)
+        np.exp(out, out=out)
+        _loops().safe_normalize_rows(out)
+        return out.reshape(scores.shape)
+
+    def softmax_backward(self, grad_probs: Any, probs: Any) -> Any:
+        if not _floating(grad_probs, probs) or grad_probs.shape != probs.shape \
+                or probs.ndim == 0 or probs.shape[-1] == 0:
+            return super().softmax_backward(grad_probs, probs)  # type: ignore[misc]  # as above
+        width = probs.shape[-1]
+        p = np.ascontiguousarray(probs).reshape(-1, width)
+        result = np.empty_like(p)
+        _loops().softmax_rows_backward(np.ascontiguousarray(grad_probs).reshape(-1, width), p,
+                                       result)
+        return result.reshape(probs.shape)
+
+
+class AttentionKernel(_AttentionSoftmax, _attention.ScaledDotProductAttention):
+    """Scaled dot-product attention with the compiled softmax."""
+
+
+class AttentionWeightsKernel(_AttentionSoftmax, _attention.AttentionWeights):
+    """The attention probabilities with the compiled softmax."""
 
 
 class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
@@ -483,6 +518,8 @@ def table() -> dict[str, Any]:
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
         "cross_entropy": CrossEntropyKernel,
+        "scaled_dot_product_attention": AttentionKernel,
+        "attention_weights": AttentionWeightsKernel,
         "max_pool2d": MaxPoolKernel,
         "avg_pool2d": AvgPoolKernel,
         "conv2d": ConvKernel,

@@ -176,6 +176,19 @@ def test_is_one_graph_node_saving_only_what_backward_needs(backend, kernels, rng
     assert node.saved == ()  # released after its backward
 
 
+def test_the_numpy_kernel_table_runs_its_compiled_softmax(rng):
+    """So that every test here with the ``kernels`` fixture checks the kernel too."""
+    from dparray.backends import _numpy_kernels
+
+    (q, k, v), mask = CASES_SDPA[9].inputs(rng)
+    compiled = bool(_numpy_kernels.table())  # empty where Numba cannot run
+    with dp.kernels.kernels_enabled():
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        weights = dp.ops.attention.attention_weights(q, k, mask, 0.0, False, 0.5)
+    assert (type(out.grad_fn).__name__ == "AttentionKernel") is compiled
+    assert (type(weights.grad_fn).__name__ == "AttentionWeightsKernel") is compiled
+
+
 def test_a_query_that_sees_no_key_gets_zeros_and_passes_no_gradient(backend, kernels, rng):
     q, k, v = (to_tensor(rng.standard_normal(s), requires_grad=True)
                for s in ((2, 3, 4), (2, 5, 4), (2, 5, 3)))

@@ -62,11 +62,21 @@ class _Attention(Function):
             else:
                 self.float_mask = True
                 scores = scores + xp.astype(mask, scores.dtype)
-        probs = _safe_softmax(xp, scores)
+        probs = self.softmax(scores)
         if not self.dropout_p:
             return probs, None, probs
         keep = _random.generator(self.backend).bernoulli(tuple(probs.shape), 1.0 - self.dropout_p)
         return probs, keep, self._dropped(probs, keep)
+
+    def softmax(self, scores: Any) -> Any:
+        """Softmax over the last axis, zeros for a row that sees no key (every score
+        ``-inf``); a backend's kernel may replace this step alone."""
+        return _safe_softmax(self.xp, scores)
+
+    def softmax_backward(self, grad_probs: Any, probs: Any) -> Any:
+        """The scores' gradient from the probabilities' (a row of zeros passes none)."""
+        xp = self.xp
+        return probs * (grad_probs - xp.sum(grad_probs * probs, axis=-1, keepdims=True))
 
     def _dropped(self, probs: Any, keep: Any) -> Any:
         if keep is None:
@@ -81,7 +91,7 @@ class _Attention(Function):
         if not (self.needs_grad(0) or self.needs_grad(1) or wants_mask):
             return None, None, None
         grad_probs = self._dropped(grad_dropped, keep)  # dropout's backward is the same map
-        grad_scores = probs * (grad_probs - xp.sum(grad_probs * probs, axis=-1, keepdims=True))
+        grad_scores = self.softmax_backward(grad_probs, probs)
         grad_query = grad_key = None
         if self.needs_grad(0):
             grad_query = (grad_scores @ key) * self.scale
