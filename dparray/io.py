@@ -15,26 +15,25 @@ Every failure is a clean error, and nothing is half done:
   no dparray metadata and are checked for form only.
 * ``load`` reads regular files only, without blocking on a FIFO or reading a device forever.
 
+The file system's side of this (atomic replacement, regular files only) is ``dparray._files``.
+
 NumPy is the host interchange format here, the one module of the core that uses it; it is
 imported on first use, so ``import dparray`` loads no array library.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import hashlib
 import json
 import math
 import os
-import re
-import secrets
-import stat
 import struct
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple, overload
 
 from dparray._checks import check_bool, describe
+from dparray._files import read_regular_file, replace, target_of
+from dparray._files import write_atomically as write_atomically
 from dparray.backend import Backend, get_backend
 from dparray.tensor import Tensor
 
@@ -48,10 +47,6 @@ _FORMATS = {"BOOL": "|b1", "U8": "|u1", "I8": "|i1", "I16": "<i2", "I32": "<i4",
             "F16": "<f2", "F32": "<f4", "F64": "<f8"}
 _CODES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32",
           "int64": "I64", "float16": "F16", "float32": "F32", "float64": "F64"}
-
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_OPEN_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
 
 def save(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str],
          metadata: Mapping[str, str] | None = None, *, follow_symlinks: bool = True) -> None:
@@ -118,20 +113,6 @@ def load(path: str | os.PathLike[str], backend: str | Backend | None = None, *,
     return (file.tensors, file.metadata) if with_metadata else file.tensors
 
 
-def write_atomically(path: str | os.PathLike[str], payload: bytes, *,
-                     follow_symlinks: bool = True) -> None:
-    """Replace the file at ``path`` by ``payload`` in one step: a temporary file beside it,
-    flushed to disk, then renamed over it, so readers see the old file or the new one, never
-    a part. ``save`` writes through it; anything else may too (the demo's plots do).
-
-    Keeps an existing file's permission bits (not its owner). ``follow_symlinks`` as in
-    ``save``; FIFOs, devices and folders are refused with an ``OSError``, untouched.
-    """
-    check_bool(follow_symlinks, "follow_symlinks", "write_atomically")
-    target, mode = _target(os.fspath(path), follow_symlinks)
-    _replace(target, payload, mode)
-
-
 # ------------------------------------------------------------------------ for dparray.checkpoint
 class SavedFile(NamedTuple):
     """A loaded file: its tensors, the user's metadata and dparray's own (``dparray.*``)."""
@@ -149,11 +130,11 @@ def _write(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str],
 
     check_bool(follow_symlinks, "follow_symlinks", "save")
     _check_state_dict(state_dict)
-    target, mode = _target(os.fspath(path), follow_symlinks)
+    target, mode = target_of(os.fspath(path), follow_symlinks)
     arrays = _to_host(state_dict)
     header = {**metadata, **reserved, ORDER_KEY: json.dumps(list(arrays))}
     header[CHECKSUM_KEY] = _checksum(_host_entries(arrays), header)
-    _replace(target, safetensors.numpy.save(arrays, metadata=header), mode)
+    replace(target, safetensors.numpy.save(arrays, metadata=header), mode)
 
 
 def _read(path: str | os.PathLike[str], backend: str | Backend | None) -> SavedFile:
@@ -162,7 +143,7 @@ def _read(path: str | os.PathLike[str], backend: str | Backend | None) -> SavedF
 
     target = get_backend(backend)
     where = os.fspath(path)
-    payload = _read_regular_file(where)
+    payload = read_regular_file(where)
     header, data = _split(payload, where)
     entries = _entries(header, len(data), where)
     metadata = _metadata(header, where)
@@ -364,119 +345,3 @@ def _invalid(where: str, reason: str) -> ValueError:
 
 def _corrupted(where: str, reason: str) -> ValueError:
     return ValueError(f"{where} is corrupted: {reason}")
-
-
-# ------------------------------------------------------------------------------ file system
-def _read_regular_file(path: str) -> bytearray:
-    """The bytes of the regular file at ``path``. Anything else is refused before a byte is
-    read: opened without blocking (a FIFO with no writer would block the open), checked with
-    fstat on the open descriptor (no race with a rename), read for exactly the size it has."""
-    _refuse_non_regular(os.stat(path).st_mode, path, "load")  # opening a device can act
-    descriptor = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_NOCTTY", 0) | _OPEN_FLAGS)
-    try:
-        info = os.fstat(descriptor)
-        _refuse_non_regular(info.st_mode, path, "load")
-        if _NONBLOCK:
-            os.set_blocking(descriptor, True)
-        buffer = bytearray(info.st_size)
-        view, done = memoryview(buffer), 0
-        with open(descriptor, "rb", buffering=0, closefd=False) as file:
-            while done < len(buffer):
-                count = file.readinto(view[done:])
-                if not count:
-                    raise _invalid(path, f"it shrank to {done} bytes while it was read")
-                done += count
-        return buffer
-    finally:
-        os.close(descriptor)
-
-
-def _refuse_non_regular(mode: int, path: str, action: str) -> None:
-    if stat.S_ISREG(mode):
-        return
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(errno.EISDIR, f"{action} needs a regular file, this is a "
-                                              "directory", path)
-    kinds = [(stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
-    kind = next((name for test, name in kinds if test(mode)), "not a regular file")
-    raise OSError(errno.EINVAL, f"{action} needs a regular file, this is {kind}", path)
-
-
-def _target(path: str, follow_symlinks: bool) -> tuple[str, int | None]:
-    """The path to rename the new file onto, and the permission bits to give it (None: the
-    umask's, as for any new file). Refuses, before anything is written, what is not a file."""
-    target = os.path.realpath(path) if follow_symlinks else path
-    try:
-        info = os.lstat(target)
-    except FileNotFoundError:
-        return target, None
-    if stat.S_ISLNK(info.st_mode):
-        if follow_symlinks:  # realpath stops where links loop
-            raise OSError(errno.ELOOP, "save: the symbolic links loop", path)
-        return target, None  # the link itself is replaced, its target left alone
-    _refuse_non_regular(info.st_mode, path, "save")
-    return target, info.st_mode & 0o777
-
-
-def _replace(target: str, payload: bytes, mode: int | None) -> None:
-    folder, name = os.path.split(os.path.abspath(target))
-    _remove_stale_temporaries(folder, name)
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
-    # os.open with 0o666 lets the umask decide the mode, as for any new file (mkstemp: 0o600)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | _OPEN_FLAGS
-    descriptor = os.open(temporary, flags, 0o666)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            if mode is not None:
-                os.chmod(file.fileno() if os.chmod in os.supports_fd else temporary, mode)
-            file.write(payload)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    _sync_folder(folder)
-
-
-def _remove_stale_temporaries(folder: str, name: str) -> None:
-    """Delete the temporaries of ``name`` left by writers that were killed mid-save: those whose
-    process id is no longer running (never another live process's, nor this one's)."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.(\d+)\.[0-9a-f]{{16}}\.tmp")
-    try:
-        entries = os.listdir(folder)
-    except OSError:
-        return  # the write that follows reports what is wrong with the folder
-    for entry in entries:
-        match = pattern.fullmatch(entry)
-        if match and not _is_running(int(match.group(1))):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(folder, entry))
-
-
-def _is_running(pid: int) -> bool:
-    if pid == os.getpid() or os.name != "posix":
-        return True  # another thread's save; elsewhere os.kill(pid, 0) would end the process
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it runs, as another user
-    except (OverflowError, OSError):
-        return False  # no process can have that id
-    return True
-
-
-def _sync_folder(folder: str) -> None:
-    """Flush the rename itself to disk (POSIX; best effort elsewhere)."""
-    if os.name != "posix":
-        return
-    with contextlib.suppress(OSError):
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)

@@ -248,7 +248,7 @@ def test_a_file_that_shrinks_while_read_is_invalid(tmp_path, monkeypatch):
         return os.stat_result((*info[:6], info.st_size + 10, *info[7:]))
 
     monkeypatch.setattr(os, "fstat", larger)
-    with pytest.raises(ValueError, match=r"it shrank to \d+ bytes while it was read"):
+    with pytest.raises(ValueError, match=r"changed while it was read: it shrank to \d+ bytes"):
         dp.load(path)
 
 
