@@ -27,17 +27,10 @@ Needs the ``mpi`` extra: ``pip install "dparray[mpi]"`` (mpi4py and the ``mpich`
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
-import os
 import random
-import sys
-import time
-import traceback
-import zlib
-from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from dparray._checks import (
@@ -48,8 +41,21 @@ from dparray._checks import (
     check_tensor,
     describe,
 )
+from dparray._mpi_channel import (
+    ALL_REDUCE,
+    BARRIER,
+    CONSTRUCT,
+    DTYPES,
+    MAX_DIMS,
+    OPS,
+    REDUCE,
+    channel_for,
+    crc,
+    dtype_code,
+    mpi,
+)
+from dparray._mpi_failure import abort, abort_on_uncaught_exceptions
 from dparray.creation import tensor as _to_tensor
-from dparray.dtypes import ALL_DTYPES
 from dparray.gradients import Gradients
 from dparray.nn.module import Module
 from dparray.nn.wrapper import Wrapper
@@ -58,40 +64,14 @@ from dparray.tensor import Tensor
 DEFAULT_TIMEOUT = 300.0
 """Seconds a rank waits for the others in one collective (and at exit) before giving up."""
 
-_OPS = ("sum", "mean", "max", "min")
-_DTYPES = tuple(ALL_DTYPES)  # a dtype travels in a header as its index here, plus one
 _ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
              "int32": 4, "int64": 8, "bool": 1}
 
-# The header every collective starts with: int64 [collective number, kind, call number of that
-# kind, then five kind-specific fields, then up to eight dimensions].
-_HEADER = 16
-_MAX_DIMS = 8
-_CONSTRUCT, _ALL_REDUCE, _REDUCE, _BARRIER = 1, 2, 3, 4
-_LEAVING = 7  # the tag of the message a rank sends the others when it exits
-
-# Polling (see _poll): how often to look for departed ranks and the deadline; how long a
-# patient wait spins before it sleeps, and its shortest and longest sleeps.
-_CHECK_S = 0.01
-_SPIN_S = 0.01
-_MIN_PAUSE_S = 1e-4
-_MAX_PAUSE_S = 5e-3
-_FORWARD_S = 0.25  # time for mpiexec to forward a failing rank's last words before the abort
-
-
-# ------------------------------------------------------------------ communicator and rank
 __all__ = ["DistributedDataParallel", "abort_on_error", "all_reduce", "barrier", "rank", "shard",
            "world", "world_size"]
 
-def _mpi() -> Any:
-    try:
-        from mpi4py import MPI
-    except ImportError as error:
-        raise ImportError(
-            "dparray.distributed needs mpi4py: pip install 'dparray[mpi]'") from error
-    return MPI
 
-
+# ------------------------------------------------------------------ communicator and rank
 def world(comm: Any = None) -> Any:
     """The communicator to use: ``comm``, or MPI's world.
 
@@ -103,11 +83,11 @@ def world(comm: Any = None) -> Any:
 
 def _world(comm: Any, where: str) -> Any:
     if comm is None:
-        comm = _mpi().COMM_WORLD
+        comm = mpi().COMM_WORLD
     elif not (hasattr(comm, "Get_rank") and hasattr(comm, "Get_size")):
         raise TypeError(f"{where}: comm must be an MPI communicator (mpi4py.MPI.Comm), got "
                         f"{describe(comm)}")
-    _abort_on_uncaught_exceptions(comm)
+    abort_on_uncaught_exceptions(comm)
     return comm
 
 
@@ -125,7 +105,7 @@ def barrier(comm: Any = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
     """Wait until every rank gets here (at most ``timeout`` seconds: then a RuntimeError)."""
     timeout = _check_timeout(timeout, "barrier")
     communicator = _world(comm, "barrier")
-    _channel(communicator, "barrier", timeout).begin("barrier", _BARRIER, [], timeout)
+    channel_for(communicator, "barrier", timeout).begin("barrier", BARRIER, [], timeout)
 
 
 def shard(n_items: int, seed: int, epoch: int, comm: Any = None, *,
@@ -171,16 +151,16 @@ def all_reduce(value: Tensor, op: str = "sum", comm: Any = None, *,
     """
     where = "all_reduce"
     check_tensor(value, "value", where)
-    check_choice(op, "op", where, _OPS)
+    check_choice(op, "op", where, OPS)
     timeout = _check_timeout(timeout, where)
     dtype = value.dtype
     if dtype.kind == "bool":
         raise TypeError(f"{where}: value must hold numbers, got a bool tensor")
     communicator = _world(comm, where)
-    channel = _channel(communicator, where, timeout)
+    channel = channel_for(communicator, where, timeout)
     shape = value.shape
-    channel.begin(where, _ALL_REDUCE, [_OPS.index(op), _dtype_code(dtype.name), len(shape),
-                                       value.elem_count(), _crc(shape), *shape[:_MAX_DIMS]],
+    channel.begin(where, ALL_REDUCE, [OPS.index(op), dtype_code(dtype.name), len(shape),
+                                       value.elem_count(), crc(shape), *shape[:MAX_DIMS]],
                   timeout)
     host = value.backend.to_numpy(value.data).copy()
     channel.all_reduce(host, "sum" if op == "mean" else op, where, timeout)
@@ -207,270 +187,8 @@ def abort_on_error(comm: Any = None) -> Iterator[None]:
     except BaseException as error:
         if isinstance(error, SystemExit) and not error.code:
             raise
-        _abort(communicator, error)
-        raise  # only a stand-in communicator returns from _abort
-
-
-_excepthook_comm: list[Any] = []  # the communicator an uncaught exception aborts, once set
-
-
-def _abort_on_uncaught_exceptions(comm: Any) -> None:
-    """Chain a ``sys.excepthook`` that aborts the job, the first time ``comm`` has several
-    ranks (one process keeps Python's usual behaviour, interactive sessions included)."""
-    if _excepthook_comm or not _is_mpi(comm) or comm.Get_size() < 2:
-        return
-    _excepthook_comm.append(comm)
-    previous = sys.excepthook
-
-    def abort_the_job(kind: type[BaseException], error: BaseException, tb: Any) -> None:
-        if previous is not sys.__excepthook__:
-            previous(kind, error, tb)  # the user's own hook still runs
-        _abort(comm, error)
-
-    sys.excepthook = abort_the_job
-
-
-def _abort(comm: Any, error: BaseException) -> None:
-    """Print ``error``'s traceback, each line marked with the rank, and abort the job."""
-    lines = traceback.format_exception(type(error), error, error.__traceback__)
-    _abort_with(comm, "".join(lines), _exit_status(error))
-
-
-def _abort_with(comm: Any, text: str, status: int = 1) -> None:
-    marked = "".join(f"[rank {comm.Get_rank()}] {line}" for line in text.splitlines(True))
-    sys.stdout.flush()
-    sys.stderr.write(marked if marked.endswith("\n") else marked + "\n")
-    sys.stderr.flush()
-    if _is_mpi(comm):
-        time.sleep(_FORWARD_S)  # the launcher drops output it has not forwarded when aborting
-    comm.Abort(status)
-    if _is_mpi(comm):
-        os._exit(status)  # MPICH's Abort may return before the launcher ends this process
-
-
-def _is_mpi(comm: Any) -> bool:
-    MPI = sys.modules.get("mpi4py.MPI")
-    return MPI is not None and isinstance(comm, MPI.Comm)
-
-
-def _exit_status(error: BaseException) -> int:
-    if isinstance(error, KeyboardInterrupt):
-        return 130  # what a shell reports for Ctrl-C
-    if isinstance(error, SystemExit) and isinstance(error.code, int) and error.code > 0:
-        return error.code
-    return 1
-
-
-# ------------------------------------------------------------------ guarded collectives
-_channels: list[_Channel] = []
-
-
-def _channel(comm: Any, where: str, timeout: float) -> _Channel:
-    """The ``_Channel`` of ``comm``, made (collectively) on its first collective."""
-    for channel in _channels:
-        if channel.comm is comm or channel.comm == comm:
-            return channel
-    control, request = comm.Idup()
-    if not _poll(request, timeout, lambda: None, patient=True):
-        raise RuntimeError(f"{where}: the other ranks did not join within the timeout of "
-                           f"{timeout:g} s (setting up dparray's collectives)")
-    channel = _Channel(comm, control, timeout)
-    _channels.append(channel)
-    if channel.size > 1:
-        atexit.register(channel.leave)
-    return channel
-
-
-class _Channel:
-    """dparray's collectives on one communicator: numbered, checked, bounded in time.
-
-    Every operation (an all-reduce, a gradient reduce, a barrier, a construction) starts with
-    ``begin``: an all-gather of a fixed-size header, so ranks that are not in the same
-    operation, or disagree on its dtype or shape, all raise the same ValueError before any
-    payload moves. Waits poll a non-blocking request against a deadline. A duplicate of the
-    communicator carries the one message a rank sends each other rank when it exits (its last
-    header), so that a rank waiting for it in a collective it never joined fails at once.
-    """
-
-    def __init__(self, comm: Any, control: Any, timeout: float) -> None:
-        self.comm = comm
-        self.control = control
-        self.rank = int(comm.Get_rank())
-        self.size = int(comm.Get_size())
-        self.count = 0  # operations begun on comm
-        self.calls: dict[int, int] = {}  # operations that ran (headers agreed), per kind
-        self.last = array("q", bytes(8 * _HEADER))  # the header of the latest operation
-        self.departed: dict[int, list[int]] = {}  # rank -> its last header, for ranks gone
-        self.broken: str | None = None  # why the ranks may be out of step
-        self.patience = timeout  # how long a rank waits for the others at exit: the longest
-        # timeout its collectives were given
-
-    def begin(self, where: str, kind: int, fields: list[int], timeout: float) -> None:
-        """Start operation ``kind``: exchange headers; a ValueError if the ranks differ."""
-        if self.broken is not None:
-            raise RuntimeError(f"{where}: an earlier collective on this communicator failed "
-                               f"({self.broken}); the ranks are out of step, end the job")
-        self.patience = max(self.patience, timeout)
-        self.count += 1
-        call = self.calls.get(kind, 0) + 1
-        values = [self.count, kind, call, *fields]
-        self.last = array("q", values + [0] * (_HEADER - len(values)))
-        headers = array("q", bytes(8 * _HEADER * self.size))
-        self.wait(self.comm.Iallgather(self.last, headers), where, timeout, patient=True)
-        rows = [headers[r * _HEADER:(r + 1) * _HEADER].tolist() for r in range(self.size)]
-        _check_same_operation(rows, where)
-        self.calls[kind] = call  # only operations that ran count: after a refusal, all agree
-
-    def all_reduce(self, host: Any, op: str, where: str, timeout: float) -> None:
-        """Combine the host array ``host`` over the ranks, in place."""
-        MPI = _mpi()
-        mpi_op = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op]
-        self.wait(self.comm.Iallreduce(MPI.IN_PLACE, host, op=mpi_op), where, timeout)
-
-    def broadcast(self, host: Any, where: str, timeout: float) -> None:
-        """Replace the host array ``host`` with rank 0's, in place."""
-        self.wait(self.comm.Ibcast(host, root=0), where, timeout)
-
-    def all_gather_bytes(self, data: bytes, where: str, timeout: float) -> list[bytes]:
-        """Every rank's ``data``, in rank order: lengths first, then the bytes."""
-        MPI = _mpi()
-        mine = array("q", [len(data)])
-        lengths = array("q", bytes(8 * self.size))
-        self.wait(self.comm.Iallgather(mine, lengths), where, timeout)
-        counts = lengths.tolist()
-        if min(counts) < 0:
-            raise ValueError(f"{where}: a rank sent a negative length ({counts})")
-        offsets = [sum(counts[:r]) for r in range(self.size)]
-        gathered = bytearray(sum(counts))
-        self.wait(self.comm.Iallgatherv([data, MPI.BYTE],
-                                        [gathered, (counts, offsets), MPI.BYTE]), where, timeout)
-        return [bytes(gathered[o:o + n]) for o, n in zip(offsets, counts, strict=True)]
-
-    def wait(self, request: Any, where: str, timeout: float, *, patient: bool = False) -> None:
-        """Until ``request`` completes; a RuntimeError when a rank it needs has left, or
-        after ``timeout`` seconds. A wait that does not complete leaves the ranks out of
-        step: later operations then fail at once. ``patient``: see ``_poll``."""
-        try:
-            done = _poll(request, timeout, lambda: self._check_departures(where), patient)
-            if not done:
-                raise RuntimeError(
-                    f"{where}: not every rank joined {_describe(self.last.tolist())} within the "
-                    f"timeout of {timeout:g} s (a rank is stuck, dead, or busy elsewhere; raise "
-                    "the timeout argument if that is expected)")
-        except BaseException as error:
-            self.broken = f"{type(error).__name__}: {error}"
-            raise
-
-    def _check_departures(self, where: str) -> None:
-        MPI = _mpi()
-        status = MPI.Status()
-        while self.control.Iprobe(MPI.ANY_SOURCE, _LEAVING, status):
-            source = status.Get_source()
-            message = array("q", bytes(8 * _HEADER))
-            self.control.Recv(message, source, _LEAVING)
-            self.departed[source] = message.tolist()
-        for other, last in sorted(self.departed.items()):
-            if last[0] < self.count:  # it left before this operation
-                before = f"after {_describe(last)}" if last[0] else "before any collective"
-                raise RuntimeError(
-                    f"{where}: rank {other} has exited ({before}) while this rank waits for it "
-                    f"in {_describe(self.last.tolist())}")
-
-    def leave(self) -> None:
-        """At exit: tell the other ranks, then wait (at most ``patience``) for all to finish;
-        abort the job instead if that takes too long or the ranks are out of step."""
-        MPI = _mpi()
-        if MPI.Is_finalized():
-            return
-        if self.broken is not None:
-            _abort_with(self.comm, f"dparray.distributed: exiting after a failed collective "
-                                   f"({self.broken}); aborting the job")
-            return
-        others = [r for r in range(self.size) if r != self.rank]
-        sends = [self.control.Isend(self.last, dest=r, tag=_LEAVING) for r in others]
-        if not _poll(self.control.Ibarrier(), self.patience, lambda: None, patient=True):
-            _abort_with(self.comm, f"dparray.distributed: this rank has exited, and the others "
-                                   f"did not finish within {self.patience:g} s; aborting the job")
-            return
-        for other in others:  # each sent its message before joining the barrier
-            if other not in self.departed:
-                self.control.Recv(array("q", bytes(8 * _HEADER)), other, _LEAVING)
-        MPI.Request.Waitall(sends)
-
-
-def _poll(request: Any, timeout: float, check: Callable[[], None], patient: bool) -> bool:
-    """Whether ``request`` completed within ``timeout`` seconds; ``check()`` runs every
-    ``_CHECK_S`` seconds meanwhile (it may raise).
-
-    A ``patient`` wait is one where ranks arrive (a header, a barrier): it may last long, so
-    after a short spin it sleeps, ever longer, between tests. Otherwise every rank is known to
-    be there and a payload is moving, which MPI advances only while this rank tests: keep
-    testing, only yielding the core, as a blocking MPI call would.
-    """
-    if request.Test():
-        return True
-    start = time.monotonic()
-    next_check = start + _CHECK_S
-    pause = 0.0
-    while not request.Test():
-        now = time.monotonic()
-        if now >= next_check:
-            check()
-            if now - start > timeout:
-                return False
-            next_check = now + _CHECK_S
-        if patient and now - start > _SPIN_S:
-            time.sleep(pause)
-            pause = min(max(2 * pause, _MIN_PAUSE_S), _MAX_PAUSE_S)
-        else:
-            time.sleep(0)
-    return True
-
-
-def _check_same_operation(rows: list[list[int]], where: str) -> None:
-    """A ValueError naming rank 0's operation and each differing rank's, if any differs."""
-    differing = [r for r in range(1, len(rows)) if rows[r] != rows[0]]
-    if not differing:
-        return
-    descriptions = {r: _describe(rows[r]) for r in (0, *differing)}
-    if any(descriptions[r] == descriptions[0] for r in differing):
-        descriptions = {r: f"{text} (layout {rows[r][7]:08x})" for r, text in descriptions.items()}
-    parts = [f"rank {r} is in {descriptions[r]}" for r in (0, *differing[:3])]
-    if len(differing) > 3:
-        parts.append(f"{len(differing) - 3} more ranks differ")
-    raise ValueError(f"{where}: the ranks are not in the same collective: " + "; ".join(parts))
-
-
-def _describe(header: list[int]) -> str:
-    """A header in words, for error messages. Other ranks' headers come from the network, so
-    any value must give a description rather than an exception."""
-    number, kind, call, a, b, c, d, _crc_value, *dims = header
-    if kind == _ALL_REDUCE:
-        shape = tuple(dims[:max(0, min(c, _MAX_DIMS))])
-        more = "..." if c > _MAX_DIMS else ""
-        return (f"all_reduce #{call} ({_lookup(_OPS, a)} of {_lookup(_DTYPES, b - 1)} values, "
-                f"shape {shape}{more})")
-    if kind == _REDUCE:
-        dtypes = "+".join(name for i, name in enumerate(_DTYPES) if b >> i & 1) or "no"
-        return (f"DistributedDataParallel.reduce #{call} ({c} gradients, {d} {dtypes} values "
-                f"in {a} bucket(s))")
-    if kind == _BARRIER:
-        return f"barrier #{call}"
-    if kind == _CONSTRUCT:
-        return f"DistributedDataParallel() #{call}"
-    return f"collective {number} of an unknown kind {kind}"
-
-
-def _lookup(names: tuple[str, ...], index: int) -> str:
-    return names[index] if 0 <= index < len(names) else f"unknown({index})"
-
-
-def _dtype_code(name: str) -> int:
-    return _DTYPES.index(name) + 1
-
-
-def _crc(value: Any) -> int:
-    return zlib.crc32(json.dumps(value).encode())
+        abort(communicator, error)
+        raise  # only a stand-in communicator returns from abort
 
 
 def _check_timeout(timeout: Any, where: str) -> float:
@@ -507,9 +225,9 @@ class DistributedDataParallel(Wrapper):
         object.__setattr__(self, "comm", communicator)
         self.bucket_bytes = int(bucket_mb * 2**20)
         self.timeout = timeout
-        channel = _channel(communicator, where, timeout)
+        channel = channel_for(communicator, where, timeout)
         object.__setattr__(self, "_channel", channel)
-        channel.begin(where, _CONSTRUCT, [], timeout)
+        channel.begin(where, CONSTRUCT, [], timeout)
         self._check_same_layout(bucket_mb)
         self._broadcast_from_rank_0()
 
@@ -542,10 +260,10 @@ class DistributedDataParallel(Wrapper):
         bounds = [len(bucket) for bucket in buckets]
         dtypes = 0
         for p in params:
-            dtypes |= 1 << _DTYPES.index(p.dtype.name)
-        self._channel.begin(where, _REDUCE, [len(buckets), dtypes, len(params),
+            dtypes |= 1 << DTYPES.index(p.dtype.name)
+        self._channel.begin(where, REDUCE, [len(buckets), dtypes, len(params),
                                              sum(p.elem_count() for p in params),
-                                             _crc([layout, bounds])], self.timeout)
+                                             crc([layout, bounds])], self.timeout)
         size = self.world_size
         averaged: dict[Tensor, Tensor] = {}
         for bucket in buckets:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import dparray as dp
-from dparray import distributed, nn
+from dparray import _mpi_channel, distributed, nn
 
 HERE = pathlib.Path(__file__).resolve().parent
 MPIEXEC = pathlib.Path(sys.executable).with_name("mpiexec")
@@ -177,9 +177,11 @@ def test_ranks_that_disagree_all_raise_naming_both_and_stay_in_step(scenario):
 def test_nothing_in_distributed_uses_mpi4pys_pickle_based_calls():
     pickled = {"allgather", "allreduce", "alltoall", "bcast", "gather", "scatter", "send",
                "recv", "isend", "irecv", "sendrecv", "exscan", "scan"}
-    tree = ast.parse((HERE.parent / "dparray" / "distributed.py").read_text())
-    used = {node.func.attr for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    used = set()
+    for name in ("distributed.py", "_mpi_channel.py", "_mpi_failure.py"):
+        tree = ast.parse((HERE.parent / "dparray" / name).read_text())
+        used |= {node.func.attr for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
     assert used & pickled == set()
     assert {"Iallgather", "Iallgatherv", "Iallreduce", "Ibcast"} <= used  # the check sees
 
@@ -263,7 +265,7 @@ BAD_CALLS = [
 @pytest.mark.parametrize(("call", "kind", "message"), BAD_CALLS)
 def test_bad_arguments_are_refused_before_any_collective(call, kind, message):
     distributed.barrier()  # so that this process has a channel whose collectives count
-    channels = [(channel, channel.count) for channel in distributed._channels]
+    channels = [(channel, channel.count) for channel in _mpi_channel.channels]
     assert channels
     with pytest.raises(kind, match=f"^{re.escape(message)}"):
         call()
@@ -321,38 +323,38 @@ class Stalled(World):
         return False
 
 
-FLOAT32 = distributed._dtype_code("float32")
+FLOAT32 = _mpi_channel.dtype_code("float32")
 
 
 def test_a_wait_past_its_timeout_fails_and_later_collectives_fail_at_once():
-    channel = distributed._Channel(Stalled(0, 2), Stalled(0, 2), 1.0)
+    channel = _mpi_channel.Channel(Stalled(0, 2), Stalled(0, 2), 1.0)
     start = time.monotonic()
     with pytest.raises(RuntimeError, match=r"^all_reduce: not every rank joined all_reduce #1 "
                                            r"\(sum of float32 values, shape \(3,\)\) within the "
                                            r"timeout of 0.05 s"):
-        channel.begin("all_reduce", distributed._ALL_REDUCE, [0, FLOAT32, 1, 3, 0, 3], 0.05)
+        channel.begin("all_reduce", _mpi_channel.ALL_REDUCE, [0, FLOAT32, 1, 3, 0, 3], 0.05)
     assert 0.05 <= time.monotonic() - start < 1.0
     with pytest.raises(RuntimeError, match=r"^barrier: an earlier collective on this "
                                            r"communicator failed .*timeout of 0\.05 s"):
-        channel.begin("barrier", distributed._BARRIER, [], 1.0)
+        channel.begin("barrier", _mpi_channel.BARRIER, [], 1.0)
     assert channel.count == 1  # the refused barrier took part in nothing
 
 
 def test_headers_from_other_ranks_are_described_whatever_they_hold():
-    mine = [1, distributed._ALL_REDUCE, 1, 0, FLOAT32, 1, 3, 0, 3, 0, 0, 0, 0, 0, 0, 0]
-    odd = [1, distributed._ALL_REDUCE, 1, 99, -4, 30, 3, 0, 3, 0, 0, 0, 0, 0, 0, 0]
+    mine = [1, _mpi_channel.ALL_REDUCE, 1, 0, FLOAT32, 1, 3, 0, 3, 0, 0, 0, 0, 0, 0, 0]
+    odd = [1, _mpi_channel.ALL_REDUCE, 1, 99, -4, 30, 3, 0, 3, 0, 0, 0, 0, 0, 0, 0]
     unknown = [1, 42, 1] + [0] * 13
     with pytest.raises(ValueError, match=r"rank 0 is in all_reduce #1 \(sum of float32 values, "
                                          r"shape \(3,\)\); rank 1 is in all_reduce #1 \(unknown"
                                          r"\(99\) of unknown\(-5\) values, shape \(3, 0, 0, 0, "
                                          r"0, 0, 0, 0\)\.\.\.\); rank 2 is in collective 1 of an"
                                          r" unknown kind 42"):
-        distributed._check_same_operation([mine, odd, unknown], "all_reduce")
+        _mpi_channel.check_same_operation([mine, odd, unknown], "all_reduce")
 
 
 def test_ranks_that_differ_only_in_layout_are_told_so():
-    header = [2, distributed._REDUCE, 1, 1, 1 << (FLOAT32 - 1), 2, 10, 0x1234, *[0] * 8]
+    header = [2, _mpi_channel.REDUCE, 1, 1, 1 << (FLOAT32 - 1), 2, 10, 0x1234, *[0] * 8]
     other = [*header[:7], 0x5678, *header[8:]]
     with pytest.raises(ValueError, match=r"rank 0 is in .* \(layout 00001234\); rank 1 is in "
                                          r".* \(layout 00005678\)"):
-        distributed._check_same_operation([header, other], "DistributedDataParallel.reduce")
+        _mpi_channel.check_same_operation([header, other], "DistributedDataParallel.reduce")
