@@ -36,6 +36,43 @@ def test_regression_losses(reduction, backend, rng):
     gradcheck(lambda a: F.l1_loss(a, to_tensor(y), reduction), [to_tensor(x, requires_grad=True)])
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mse_loss_is_one_node_equal_to_its_composition(reduction, dtype, backend, rng):
+    x, y = (to_tensor(rng.standard_normal((5, 3)).astype(dtype), requires_grad=True)
+            for _ in range(2))
+    loss = F.mse_loss(x, y, reduction)
+    assert type(loss.grad_fn).__name__ == "SquaredError"
+    assert loss.grad_fn.parents == [x, y] and len(loss.grad_fn.saved) == 1  # the difference
+    assert loss.dtype == x.dtype
+    difference = x - y
+    composed = {"mean": lambda d: (d * d).mean(), "sum": lambda d: (d * d).sum(),
+                "none": lambda d: d * d}[reduction](difference)
+    tolerance = 1e-6 if dtype == "float32" else 1e-14
+    np.testing.assert_allclose(loss.numpy(), composed.numpy(), rtol=tolerance)
+    weights = to_tensor(rng.standard_normal(loss.shape).astype(dtype))
+    fused, reference = ((out * weights).sum().backward() for out in (loss, composed))
+    for t in (x, y):
+        np.testing.assert_allclose(fused[t].numpy(), reference[t].numpy(), rtol=tolerance)
+        assert fused[t].dtype == x.dtype
+
+
+def test_mse_loss_propagates_nan_and_gives_nan_over_no_elements(backend):
+    x = to_tensor(np.array([1.0, np.nan, 3.0]), requires_grad=True)
+    loss = F.mse_loss(x, to_tensor(np.zeros(3)))
+    assert np.isnan(loss.item())
+    np.testing.assert_array_equal(np.isnan(loss.backward()[x].numpy()), [False, True, False])
+    empty = to_tensor(np.zeros((0, 2)), requires_grad=True)
+    loss = F.mse_loss(empty, to_tensor(np.zeros((0, 2))))
+    assert np.isnan(loss.item()) and loss.backward()[empty].shape == (0, 2)
+    assert F.mse_loss(empty, to_tensor(np.zeros((0, 2))), "sum").item() == 0.0
+
+
+def test_mse_loss_of_integers_promotes_as_the_arithmetic_does(backend):
+    loss = F.mse_loss(dp.tensor([1, 2]), dp.tensor([0, 0]))
+    assert loss.item() == 2.5 and loss.dtype.is_floating
+
+
 def test_cross_entropy_with_class_indices(backend, rng):
     logits = rng.standard_normal((5, 4)) * 3
     target = np.array([0, 3, 1, 1, 2])

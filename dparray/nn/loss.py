@@ -22,16 +22,20 @@ from dparray.kernels import resolve
 from dparray.nn.module import Module
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.cross_entropy import NLL, CrossEntropy, SoftCrossEntropy
+from dparray.ops.squared_error import SquaredError
 from dparray.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error; ``input`` and ``target`` must have one shape."""
+    """Mean squared error; ``input`` and ``target`` must have one shape. One graph node for
+    floating inputs."""
     _check_reduction(reduction)
     _check_same_shape("mse_loss", input, target)
-    difference = input - target
+    if input.dtype.is_floating and target.dtype.is_floating:
+        return resolve(input.backend, "mse_loss", SquaredError)(reduction)(input, target)
+    difference = input - target  # integers: as the arithmetic promotes them
     return _reduce(difference * difference, reduction)
 
 
