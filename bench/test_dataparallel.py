@@ -76,7 +76,7 @@ def build_step(name: str, configuration: str) -> Callable[[], float | None] | No
     step = dparray_step(workload, model, x, y)
     if execution == "auto":  # let auto finish measuring before anything is timed
         step()
-        for _ in range(2 * (_auto.MAX_SAMPLES + 1)):
+        for _ in range(len(_auto.ORDER) * (_auto.MAX_SAMPLES + 1)):
             if not model._chooser.measuring():
                 break
             step()

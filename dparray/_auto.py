@@ -4,15 +4,18 @@ Whether threads pay depends on everything at once -- the ops, their sizes, the b
 cores, what else the process does -- so no rule of thumb decides well for every model (an
 element-count threshold calibrated on MLPs kept a small CNN inline that ran twice as fast on
 threads). Instead, for each new input signature (shapes, dtypes, backend, modes, chunk count)
-the first calls run each execution in turn for a few calls and time them (at least
-``SAMPLES`` calls each, more for small steps, whose times are noisier); the faster median is
-kept for that signature, and the choice is measured again every ``RECHECK_CALLS`` calls, in
-case the machine's load changed.
+the first calls run each execution for a few calls and time them; the faster median is kept
+for that signature, and the choice is measured again every ``RECHECK_CALLS`` calls, in case
+the machine's load changed.
 
-Each execution is measured in a block of consecutive calls, not alternated call by call:
+Each execution is measured in blocks of consecutive calls, not alternated call by call:
 switching between them resizes BLAS's thread pool and moves the arrays between the threads'
 caches and allocator arenas, which slows both and hides the difference (on a convnet whose
-steps take 36 ms on threads and 61 ms inline, alternating timed both at about 60 ms).
+steps take 36 ms on threads and 61 ms inline, alternating timed both at about 60 ms). The
+blocks alternate, threads, inline, threads, inline (``BLOCKS`` of each), so that a change of
+the machine's load while measuring weighs on both. A block times at least ``SAMPLES`` calls,
+and more until they add up to ``MEASURE_SECONDS / BLOCKS`` (at most ``MAX_SAMPLES``): small
+steps, whose times are noisier, are timed more often.
 
 What is timed is the interval from one call to the next with the same signature: in a
 training loop that is the whole step -- forward, loss, backward, optimizer -- so the choice
@@ -31,33 +34,39 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 CANDIDATES = ("threads", "inline")
-SAMPLES = 3  # at least this many timed intervals per candidate, after one warm-up call of it,
-MEASURE_SECONDS = 0.1  # and more until they add up to this much (small steps are noisy),
-MAX_SAMPLES = 25  # but never more than this many
+BLOCKS = 2  # blocks of each candidate, alternating
+SAMPLES = 2  # at least this many timed intervals per block, after one warm-up call,
+MEASURE_SECONDS = 0.3  # and more until a candidate's add up to this much (small steps are noisy),
+MAX_SAMPLES = 12  # but never more than this many per block
 RECHECK_CALLS = 1000
+ORDER = CANDIDATES * BLOCKS
 
 
 @dataclass
 class _Trial:
-    """The measurement of one signature: which candidate is being timed, and the intervals
-    (each candidate's first follows its warm-up call and is not counted)."""
+    """The measurement of one signature: which block is being timed, and the intervals of
+    each block (the first follows the block's warm-up call and is not counted)."""
 
-    position: int = 0  # into CANDIDATES
-    intervals: dict[str, list[float]] = field(default_factory=lambda: {c: [] for c in CANDIDATES})
-    last: tuple[float, str] | None = None  # (time, execution) of the previous call
+    position: int = 0  # into ORDER
+    blocks: list[list[float]] = field(default_factory=lambda: [[] for _ in ORDER])
+    last: tuple[float, int] | None = None  # (time, block) of the previous call
 
     def next_execution(self) -> str | None:
-        """The candidate to run next, or None once every candidate has been timed enough."""
-        while self.position < len(CANDIDATES):
-            candidate = CANDIDATES[self.position]
-            timed = self.intervals[candidate][1:]
-            if len(timed) < SAMPLES or (sum(timed) < MEASURE_SECONDS and len(timed) < MAX_SAMPLES):
-                return candidate
+        """The candidate to run next, or None once every block has been timed enough."""
+        while self.position < len(ORDER):
+            timed = self.blocks[self.position][1:]
+            if len(timed) < SAMPLES or (sum(timed) < MEASURE_SECONDS / BLOCKS
+                                        and len(timed) < MAX_SAMPLES):
+                return ORDER[self.position]
             self.position += 1
         return None
 
     def medians(self) -> dict[str, float]:
-        return {c: statistics.median(self.intervals[c][1:]) for c in CANDIDATES}
+        """Each candidate's median over the timed intervals of all its blocks."""
+        timed: dict[str, list[float]] = {c: [] for c in CANDIDATES}
+        for candidate, block in zip(ORDER, self.blocks, strict=True):
+            timed[candidate].extend(block[1:])
+        return {c: statistics.median(values) for c, values in timed.items()}
 
 
 class ExecutionChooser:
@@ -84,12 +93,12 @@ class ExecutionChooser:
         now = self._clock()
         with self._lock:
             if trial.last is not None:
-                previous_time, previous = trial.last
-                trial.intervals[previous].append(now - previous_time)
+                previous_time, block = trial.last
+                trial.blocks[block].append(now - previous_time)
             execution = trial.next_execution()
             if execution is None:
                 return self._decide(signature, trial)
-            trial.last = (now, execution)
+            trial.last = (now, trial.position)
             return execution
 
     def __deepcopy__(self, memo: dict[int, object]) -> ExecutionChooser:

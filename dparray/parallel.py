@@ -16,8 +16,8 @@ backend's ``parallel_region(k)``, which on NumPy splits the cores among the work
 Threads pay only when the chunks' work outweighs the cost of running them side by side (the
 GIL, splitting matrix products BLAS would already spread over the cores, the per-op Python
 overhead times ``k``). ``execution="auto"`` (the default) measures it: for each new input
-signature the first calls try threads, then inline, and the faster is kept
-(``dparray._auto``). Inline is one call on the whole batch -- exactly the unwrapped module --
+signature the first calls try threads and inline, in alternating blocks, and the faster is
+kept (``dparray._auto``). Inline is one call on the whole batch -- exactly the unwrapped module --
 unless a layer couples the rows (batch statistics, dropout masks), in which case the chunks run
 one after another in the caller's thread, so inline and threads give the same results. Nested
 DataParallel runs inline: the outer one already uses the workers. A module that synchronises

@@ -394,15 +394,17 @@ class Spins(nn.Module):
 
 @pytest.mark.parametrize(("module", "winner"), [(Sleeps, "threads"), (Spins, "whole")])
 def test_auto_measures_and_keeps_the_faster_execution(module, winner, backend, monkeypatch):
-    monkeypatch.setattr(_auto, "MEASURE_SECONDS", 0.0)  # SAMPLES timed calls each, no more
+    monkeypatch.setattr(_auto, "MEASURE_SECONDS", 0.0)  # SAMPLES timed calls a block, no more
     model = dp.DataParallel(module(), 2)
     x = dp.ones(8, 3)
     seen = []
-    for _ in range(12):
+    block = _auto.SAMPLES + 1  # a warm-up call, then the timed ones
+    measuring = 2 * _auto.BLOCKS * block
+    for _ in range(measuring + 4):
         np.testing.assert_array_equal(model(x).numpy(), 2.0 * np.ones((8, 3)))
         seen.append(model.last_execution)
-    assert seen[:8] == ["threads"] * 4 + ["whole"] * 4  # measuring: each in a block
-    assert seen[8:] == [winner] * 4
+    assert seen[:measuring] == (["threads"] * block + ["whole"] * block) * _auto.BLOCKS
+    assert seen[measuring:] == [winner] * 4
     with dp.no_grad():
         model(x)
     assert model.last_execution == "threads"  # a new signature is measured afresh

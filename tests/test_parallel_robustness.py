@@ -102,7 +102,8 @@ def test_the_chooser_keeps_the_faster_median_and_rechecks(costs, winner, monkeyp
     chooser = _auto.ExecutionChooser(clock)
     synced = []
     seen = []
-    schedule = [c for c in _auto.CANDIDATES for _ in range(_auto.SAMPLES + 1)]
+    schedule = [c for c in _auto.ORDER for _ in range(_auto.SAMPLES + 1)]
+    assert schedule[::_auto.SAMPLES + 1] == ["threads", "inline", "threads", "inline"]
     for call in range(len(schedule) + 3):
         execution = chooser.choose("sig", lambda call=call: synced.append(call))
         seen.append(execution)
@@ -118,7 +119,7 @@ def test_the_chooser_keeps_the_faster_median_and_rechecks(costs, winner, monkeyp
     assert chooser.decision("sig") is None  # measuring again
 
 
-@pytest.mark.parametrize(("cost", "timed"), [(0.03, 4), (0.001, _auto.MAX_SAMPLES)])
+@pytest.mark.parametrize(("cost", "timed"), [(0.04, 4), (0.001, _auto.MAX_SAMPLES)])
 def test_the_chooser_times_small_steps_for_longer(cost, timed):
     clock = FakeClock()
     chooser = _auto.ExecutionChooser(clock)
@@ -127,5 +128,6 @@ def test_the_chooser_times_small_steps_for_longer(cost, timed):
         seen.append(chooser.choose("sig", lambda: None))
         clock.now += cost
     assert not chooser.measuring()
-    # each block: a warm-up call, then the timed ones (0.1 s of 0.03 s steps takes 4)
-    assert seen[:-1] == ["threads"] * (timed + 1) + ["inline"] * (timed + 1)
+    # each block: a warm-up call, then the timed ones (0.15 s of 0.04 s steps takes 4)
+    block = timed + 1
+    assert seen[:-1] == (["threads"] * block + ["inline"] * block) * _auto.BLOCKS
