@@ -5,15 +5,17 @@ after every op (its default), taking a core from dparray's next kernel: with ``t
 imported, dparray's W3 and W4 steps took about 1.5x as long. And dparray asks OpenMP threads
 to sleep (``OMP_WAIT_POLICY=PASSIVE``, for its Numba kernels): set before PyTorch loads, that
 slows PyTorch (W2 about 2x, W6 1.25x). So PyTorch runs in a child process with its own
-defaults. The parent asks it for one step at a time and waits for the answer, so the two never
-run at once and drift still hits both alike; the child times each step itself, so the round
-trip between the processes is not counted.
+defaults: the child inherits this process's environment, so it puts back the user's wait
+policy before it loads PyTorch. The parent asks it for one step at a time and waits for the
+answer, so the two never run at once and drift still hits both alike; the child times each
+step itself, so the round trip between the processes is not counted.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import multiprocessing
+import os
 import time
 from multiprocessing.connection import Connection
 from typing import Any
@@ -21,6 +23,10 @@ from typing import Any
 from dparray.tensor import Tensor
 
 _STEP, _CLOSE = "step", "close"
+_WAIT_POLICY = "OMP_WAIT_POLICY"
+# The user's setting, before dparray's kernels set theirs (imported with the benchmarks,
+# before any of them runs).
+_USERS_WAIT_POLICY = os.environ.get(_WAIT_POLICY)
 
 
 def available() -> bool:
@@ -35,7 +41,8 @@ class TorchStep:
         context = multiprocessing.get_context("spawn")  # a fresh interpreter, not a fork
         self._connection, child_end = context.Pipe()
         self._process = context.Process(target=_serve, daemon=True,
-                                        args=(child_end, name, inputs.numpy(), targets.numpy()))
+                                        args=(child_end, name, inputs.numpy(), targets.numpy(),
+                                              _USERS_WAIT_POLICY))
         self._process.start()
         child_end.close()
         self._receive()  # built (or the child's error)
@@ -61,7 +68,12 @@ class TorchStep:
         return value
 
 
-def _serve(connection: Connection, name: str, inputs: Any, targets: Any) -> None:
+def _serve(connection: Connection, name: str, inputs: Any, targets: Any,
+           wait_policy: str | None) -> None:
+    if wait_policy is None:  # read by PyTorch's OpenMP when it loads, below
+        os.environ.pop(_WAIT_POLICY, None)
+    else:
+        os.environ[_WAIT_POLICY] = wait_policy
     try:
         from dparray.benchmarks import WORKLOADS, torch_step
 
