@@ -9,6 +9,7 @@ matrix product and 2.5 ms once the helper slept. Unless the user set
 under a millisecond: long enough to catch back-to-back products, short enough to give the core
 back) when NumPy was not loaded before dparray was imported. OpenBLAS reads the variable once,
 as it loads: when NumPy came first, nothing changes; set the variable in the environment then.
+Being an environment variable, it also reaches the processes started afterwards.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ VARIABLE = "OPENBLAS_THREAD_TIMEOUT"
 SPIN_EXPONENT = "20"
 
 
+set_here = False  # whether this process set the variable (rather than the user)
+
+
 def shorten_spin() -> None:
     """Set ``OPENBLAS_THREAD_TIMEOUT`` unless the user did or NumPy is loaded already."""
-    if "numpy" not in sys.modules:
-        os.environ.setdefault(VARIABLE, SPIN_EXPONENT)
+    global set_here
+    if "numpy" not in sys.modules and VARIABLE not in os.environ:
+        os.environ[VARIABLE] = SPIN_EXPONENT
+        set_here = True

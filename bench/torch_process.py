@@ -5,8 +5,9 @@ after every op (its default), taking a core from dparray's next kernel: with ``t
 imported, dparray's W3 and W4 steps took about 1.5x as long. And dparray asks OpenMP threads
 to sleep (``OMP_WAIT_POLICY=PASSIVE``, for its Numba kernels): set before PyTorch loads, that
 slows PyTorch (W2 about 2x, W6 1.25x). So PyTorch runs in a child process with its own
-defaults: the child inherits this process's environment, so it puts back the user's wait
-policy before it loads PyTorch. The parent asks it for one step at a time and waits for the
+defaults: the child inherits this process's environment, so it puts back the user's
+settings of the variables dparray sets (OpenMP's wait policy, OpenBLAS's spin) before it loads
+PyTorch. The parent asks it for one step at a time and waits for the
 answer, so the two never run at once and drift still hits both alike; the child times each
 step itself, so the round trip between the processes is not counted.
 """
@@ -20,13 +21,19 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from dparray.backends import _openblas_setup
+
 from dparray.tensor import Tensor
 
 _STEP, _CLOSE = "step", "close"
 _WAIT_POLICY = "OMP_WAIT_POLICY"
-# The user's setting, before dparray's kernels set theirs (imported with the benchmarks,
-# before any of them runs).
-_USERS_WAIT_POLICY = os.environ.get(_WAIT_POLICY)
+# The user's settings: the wait policy before dparray's kernels set theirs (this module is
+# imported with the benchmarks, before any of them runs), OpenBLAS's unless dparray set it.
+_USERS_SETTINGS = {
+    _WAIT_POLICY: os.environ.get(_WAIT_POLICY),
+    _openblas_setup.VARIABLE: None if _openblas_setup.set_here
+    else os.environ.get(_openblas_setup.VARIABLE),
+}
 
 
 def available() -> bool:
@@ -42,7 +49,7 @@ class TorchStep:
         self._connection, child_end = context.Pipe()
         self._process = context.Process(target=_serve, daemon=True,
                                         args=(child_end, name, inputs.numpy(), targets.numpy(),
-                                              _USERS_WAIT_POLICY))
+                                              _USERS_SETTINGS))
         self._process.start()
         child_end.close()
         self._receive()  # built (or the child's error)
@@ -69,11 +76,12 @@ class TorchStep:
 
 
 def _serve(connection: Connection, name: str, inputs: Any, targets: Any,
-           wait_policy: str | None) -> None:
-    if wait_policy is None:  # read by PyTorch's OpenMP when it loads, below
-        os.environ.pop(_WAIT_POLICY, None)
-    else:
-        os.environ[_WAIT_POLICY] = wait_policy
+           settings: dict[str, str | None]) -> None:
+    for variable, value in settings.items():  # read by the libraries as they load, below
+        if value is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = value
     try:
         from dparray.benchmarks import WORKLOADS, torch_step
 

@@ -119,5 +119,5 @@ class ExecutionChooser:
         medians = trial.medians()
         choice = "threads" if medians["threads"] < medians["inline"] else "inline"
         self._decided[signature] = (choice, 0)
-        del self._trials[signature]
+        self._trials.pop(signature, None)  # another thread may have decided it meanwhile
         return choice

@@ -311,7 +311,7 @@ def _accumulate(previous: Any, g: Any) -> Any:
     elif type(g) is not SliceGradient:
         if kind is not SliceGradient:
             return previous + g
-        return _Sum(g + previous.dense())
+        return _Sum((g + previous.dense())[...])  # ([...]: NumPy makes 0-d sums scalars)
     elif kind is SliceGradient:
         total = _Sum(previous.dense())
     else:  # an array that other edges may share: the sum goes into a copy
@@ -319,7 +319,7 @@ def _accumulate(previous: Any, g: Any) -> Any:
     if type(g) is SliceGradient:
         total.array[g.key] += g.values
     else:
-        total.array = total.array + g
+        total.array = (total.array + g)[...]
     return total
 
 

@@ -43,6 +43,7 @@ def test_mse_loss_is_one_node_equal_to_its_composition(reduction, dtype, backend
             for _ in range(2))
     loss = F.mse_loss(x, y, reduction)
     assert type(loss.grad_fn).__name__ == "SquaredError"
+    assert tuple(loss.data.shape) == loss.shape and hasattr(loss.data, "__dlpack__")  # an array
     assert loss.grad_fn.parents == [x, y] and len(loss.grad_fn.saved) == 1  # the difference
     assert loss.dtype == x.dtype
     difference = x - y

@@ -12,8 +12,9 @@ PROGRAM = """
 import os{first}
 import dparray as dp
 import numpy  # loads OpenBLAS, which reads the variable now
+from dparray.backends import _openblas_setup
 float(dp.ones(3).sum())
-print(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+print(os.environ.get("OPENBLAS_THREAD_TIMEOUT"), _openblas_setup.set_here)
 """
 
 
@@ -28,13 +29,14 @@ def _timeout_seen(first: str = "", **environment: str) -> str:
 def test_importing_dparray_first_sets_a_short_spin():
     from dparray.backends import _openblas_setup
 
-    assert _timeout_seen() == _openblas_setup.SPIN_EXPONENT == "20"
+    assert _timeout_seen() == f"{_openblas_setup.SPIN_EXPONENT} True"
+    assert _openblas_setup.SPIN_EXPONENT == "20"
 
 
 def test_a_numpy_loaded_before_dparray_is_left_as_it_is():
-    assert _timeout_seen(first="\nimport numpy") == "None"
+    assert _timeout_seen(first="\nimport numpy") == "None False"
 
 
 @pytest.mark.parametrize("value", ["4", "28"])
 def test_the_users_setting_wins(value):
-    assert _timeout_seen(OPENBLAS_THREAD_TIMEOUT=value) == value
+    assert _timeout_seen(OPENBLAS_THREAD_TIMEOUT=value) == f"{value} False"

@@ -131,3 +131,22 @@ def test_the_chooser_times_small_steps_for_longer(cost, timed):
     # each block: a warm-up call, then the timed ones (0.15 s of 0.04 s steps takes 4)
     block = timed + 1
     assert seen[:-1] == (["threads"] * block + ["inline"] * block) * _auto.BLOCKS
+
+
+def test_two_threads_deciding_one_signature_at_once_agree():
+    """``choose`` releases its lock while the backend synchronises; a second caller may decide
+    the signature meanwhile, and the first must not fail on the finished trial."""
+    clock = FakeClock()
+    chooser = _auto.ExecutionChooser(clock)
+    measured = len(_auto.ORDER) * (_auto.SAMPLES + 1)  # the call after these decides
+    for _ in range(measured):
+        chooser.choose("sig", lambda: None)
+        clock.now += 1.0
+    decided_meanwhile = []
+
+    def another_thread_decides():
+        decided_meanwhile.append(chooser.choose("sig", lambda: None))
+
+    first = chooser.choose("sig", another_thread_decides)
+    assert decided_meanwhile and first == decided_meanwhile[0] == chooser.decision("sig")
+    assert not chooser.measuring()

@@ -66,3 +66,13 @@ def test_every_time_step_of_a_sequence_shares_one_buffer(monkeypatch):
     grad = loss.backward()[x].numpy()
     assert made == [(64, 5)]
     np.testing.assert_array_equal(grad, np.repeat(np.arange(64.0)[:, None], 5, axis=1))
+
+
+def test_slices_of_a_0d_tensor_add_up(backend):
+    """NumPy makes the sum of two 0-d arrays a scalar; the buffer must stay an array."""
+    x = to_tensor(np.array(2.0), requires_grad=True)
+    assert (x[...] * 3.0 + x * 2.0 + x[None].sum()).backward()[x].item() == 6.0
+    v = to_tensor(np.arange(3.0), requires_grad=True)
+    s = (v * v).sum()
+    grad = (s[None].sum() + s * 2.0 + s[...]).backward()[v]
+    np.testing.assert_array_equal(grad.numpy(), 4.0 * 2.0 * np.arange(3.0))

@@ -34,7 +34,7 @@ class SquaredError(Function):
         if self.reduction == "mean" and count == 0:
             return xp.full((), math.nan, dtype=difference.dtype)
         total = as_array(xp.sum(squares))
-        return total / count if self.reduction == "mean" else total
+        return as_array(total / count) if self.reduction == "mean" else total
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
         (difference,) = self.saved
