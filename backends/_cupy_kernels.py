@@ -21,7 +21,7 @@ from dparray.ops import normalization as _norm
 from dparray.ops.elementwise import Gelu
 from dparray.ops.reduce import LogSoftmax, Softmax
 
-from ._fallback import Fallback
+from ._fallback import Fallback, LastAxisFallback
 
 THREADS = 256  # per block in the row kernels; a power of two (the tree reduction needs it)
 
@@ -253,20 +253,15 @@ class LayerNormKernel(Fallback, _norm.Normalization):
         return tuple(grads)
 
 
-class _LastAxisSoftmax(Fallback):
+class _LastAxisSoftmax(LastAxisFallback):
     """Softmax or log-softmax along the last axis: one block per row each way."""
 
     log = 0
-    axis: int | tuple[()]
 
     def forward(self, x: Any) -> Any:
         cupy = _cupy()
-        axis = self.axis
-        if isinstance(axis, int) and axis < 0:
-            axis += x.ndim
-        if not _floating(x) or x.ndim == 0 or axis != x.ndim - 1 or x.shape[-1] == 0:
+        if not _floating(x) or not self.along_last_axis(x):
             return self.reference_forward(x)
-        self.axis = axis
         rows = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
         out = cupy.empty_like(rows)
         _rows("softmax_rows", rows.shape[0], x.dtype, rows, out, cupy.int32(self.log),

@@ -24,3 +24,21 @@ class Fallback(Function):
 
     def reference_backward(self, grad: Any) -> Any:
         return super().backward(grad)
+
+
+class LastAxisFallback(Fallback):
+    """A kernel of an op along ``self.axis`` that covers only the last axis of a non-empty
+    array (the row kernels of softmax and log-softmax)."""
+
+    axis: int | tuple[()]
+
+    def along_last_axis(self, x: Any) -> bool:
+        """Whether the op runs along the last axis of ``x``, which has rows to work on; if so,
+        ``self.axis`` is made non-negative."""
+        axis = self.axis
+        if isinstance(axis, int) and axis < 0:
+            axis += x.ndim
+        if x.ndim == 0 or axis != x.ndim - 1 or x.shape[-1] == 0:
+            return False
+        self.axis = axis
+        return True

@@ -28,7 +28,7 @@ from dparray.ops.conv import Conv1d, Conv2d
 from dparray.ops.elementwise import Gelu
 from dparray.ops.reduce import LogSoftmax, Softmax
 
-from ._fallback import Fallback
+from ._fallback import Fallback, LastAxisFallback
 from ._numba_setup import launch
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -150,19 +150,14 @@ class GeluKernel(Fallback, Gelu):
                            dtype=derivative.dtype)
 
 
-class _LastAxisSoftmax(Fallback):
+class _LastAxisSoftmax(LastAxisFallback):
     """Softmax or log-softmax along the last axis of a contiguous array, by rows."""
 
     log = False
-    axis: int | tuple[()]
 
     def forward(self, x: Any) -> Any:
-        axis = self.axis
-        if isinstance(axis, int) and axis < 0:
-            axis += x.ndim
-        if not _floating(x) or x.ndim == 0 or axis != x.ndim - 1 or x.shape[-1] == 0:
+        if not _floating(x) or not self.along_last_axis(x):
             return self.reference_forward(x)
-        self.axis = axis
         rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
         out = _softmax_rows(rows, bool(self.log))
         self.shape = tuple(x.shape)

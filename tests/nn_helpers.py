@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+import numpy as np
 
 import dparray as dp
 from dparray.testing import gradcheck
@@ -41,3 +43,17 @@ def module_gradcheck(module: dp.nn.Module, *inputs: dp.Tensor, seed: int = 0,
                 setattr(owner, leaf, value)
 
     gradcheck(function, [*inputs, *params])
+
+
+def assert_same_gradients(fused: dp.Tensor, composed: dp.Tensor, inputs: Sequence[dp.Tensor],
+                          rng: np.random.Generator) -> dp.Gradients:
+    """Backpropagates one random cotangent through a fused op's result and its composition's;
+    every variable among ``inputs`` gets the same gradient from both. Returns the fused one's."""
+    cotangent = dp.tensor(rng.standard_normal(fused.shape))
+    got = (fused * cotangent).sum().backward()
+    want = (composed * cotangent).sum().backward()
+    for i, t in enumerate(inputs):
+        if t.is_variable:
+            np.testing.assert_allclose(got[t].numpy(), want[t].numpy(), rtol=1e-10, atol=1e-12,
+                                       err_msg=f"gradient of input {i}")
+    return got

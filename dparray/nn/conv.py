@@ -76,19 +76,7 @@ class _ConvNd(Module):
                               self._padding.node, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding != (0,) * self.dims:
-            text += f", padding={self.padding}"
-        if self.dilation != (1,) * self.dims:
-            text += f", dilation={self.dilation}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        if self.padding_mode != "zeros":
-            text += f", padding_mode={self.padding_mode}"
-        return text
+        return _conv_repr(self, output_padding=None, padding_mode=self.padding_mode)
 
 
 class Conv1d(_ConvNd):
@@ -168,19 +156,7 @@ class _ConvTransposeNd(Module):
                                               self.padding, extras, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding != (0,) * self.dims:
-            text += f", padding={self.padding}"
-        if self.dilation != (1,) * self.dims:
-            text += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * self.dims:
-            text += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        return text
+        return _conv_repr(self, output_padding=self.output_padding, padding_mode="zeros")
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -216,3 +192,23 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     dims = 2
+
+
+def _conv_repr(layer: Any, output_padding: tuple[int, ...] | None, padding_mode: str) -> str:
+    """PyTorch's repr of a convolution or transposed convolution: the defaults left out."""
+    dims = layer.dims
+    text = (f"{layer.in_channels}, {layer.out_channels}, kernel_size={layer.kernel_size}, "
+            f"stride={layer.stride}")
+    if layer.padding != (0,) * dims:
+        text += f", padding={layer.padding}"
+    if layer.dilation != (1,) * dims:
+        text += f", dilation={layer.dilation}"
+    if output_padding is not None and output_padding != (0,) * dims:
+        text += f", output_padding={output_padding}"
+    if layer.groups != 1:
+        text += f", groups={layer.groups}"
+    if layer.bias is None:
+        text += ", bias=False"
+    if padding_mode != "zeros":
+        text += f", padding_mode={padding_mode}"
+    return text

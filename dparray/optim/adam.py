@@ -6,7 +6,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dparray._checks import check_number, describe
+from dparray._checks import check_number
+from dparray.optim._shared import check_betas
 from dparray.optim.optimizer import Optimizer
 
 
@@ -41,14 +42,7 @@ class Adam(Optimizer):
         if "eps" in checked:
             checked["eps"] = check_number(checked["eps"], "eps", where, minimum=0.0)
         if "betas" in checked:
-            betas = checked["betas"]
-            if not isinstance(betas, (list, tuple)):
-                raise TypeError(f"{where}: betas must be a pair of numbers, got "
-                                f"{describe(betas)}")
-            if len(betas) != 2:
-                raise ValueError(f"{where}: betas must be a pair of numbers, got {betas!r}")
-            checked["betas"] = tuple(check_number(b, f"betas[{i}]", where, minimum=0.0,
-                                                  below=1.0) for i, b in enumerate(betas))
+            checked["betas"] = check_betas(checked["betas"], where)
         return checked
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
