@@ -9,7 +9,8 @@ share of the cores (``cores // workers`` threads, usually one), as BLAS does, so
 never start ``k x cores`` threads; Numba's thread count is per calling thread.
 
 Two more rules keep the kernels from fighting BLAS for the cores. A loop over fewer than
-``SERIAL_BELOW`` elements runs on one thread (waking the others costs more than it saves).
+``SERIAL_BELOW`` elements runs a serial compilation of itself (``serial``): waking the other
+threads, or even changing the thread count for one call, costs more than it saves.
 And unless the user set ``OMP_WAIT_POLICY``, OpenMP's threads sleep as soon as a loop ends
 (``PASSIVE``) instead of spinning for the next one: the next op is usually a matrix product,
 whose BLAS threads need those cores.
@@ -21,6 +22,7 @@ import contextlib
 import functools
 import importlib
 import os
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -63,19 +65,27 @@ def _layer_loads(layer: str) -> bool:
 
 
 def launch(loop: Callable[..., Any], size: int, *args: Any) -> Any:
-    """``loop(*args)``, on one thread when it covers fewer than ``SERIAL_BELOW`` elements."""
+    """``loop(*args)``, or its serial compilation when it covers fewer than ``SERIAL_BELOW``
+    elements."""
     if size >= SERIAL_BELOW:
         return loop(*args)
+    return serial(loop)(*args)
+
+
+@functools.cache
+def serial(loop: Any) -> Any:
+    """The Numba-compiled ``loop`` compiled again without ``parallel`` (its ``prange`` a plain
+    ``range``), with its other options, and cached apart from it: Numba's on-disk cache is
+    keyed by the function's qualified name, not its options, so the copy gets a name of its
+    own."""
     import numba
 
-    previous = numba.get_num_threads()
-    if previous == 1:
-        return loop(*args)
-    numba.set_num_threads(1)
-    try:
-        return loop(*args)
-    finally:
-        numba.set_num_threads(previous)
+    source = loop.py_func
+    copy = types.FunctionType(source.__code__, source.__globals__, source.__name__,
+                              source.__defaults__, source.__closure__)
+    copy.__qualname__ = f"{source.__qualname__}__serial"
+    options = {name: value for name, value in loop.targetoptions.items() if name != "nopython"}
+    return numba.njit(**{**options, "parallel": False, "cache": True})(copy)
 
 
 @contextlib.contextmanager

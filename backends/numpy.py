@@ -1,5 +1,7 @@
 """The NumPy backend, the embedded default: ``array_api_compat.numpy`` plus NumPy's fast paths.
 
+Making the backend raises glibc's limits on the freed memory it keeps for reuse
+(``_malloc_setup``), so that a training step's arrays land on pages already mapped.
 ``erf`` uses SciPy's when SciPy is installed (about 7x faster than the generic one, which NumPy
 alone must use since it has no ``erf``); both are accurate to float64 precision. ``kernels`` is
 the table of Numba-compiled fused ops (``_numpy_kernels.py``), built on first use; without
@@ -21,6 +23,7 @@ from dparray._system import available_cores
 from dparray.backend import RandomGenerator
 
 from ._host_random import HostRandom
+from ._malloc_setup import keep_freed_memory
 from ._numba_setup import status as _numba_status
 from ._numba_setup import worker_threads
 from .array_api import ArrayAPIBackend
@@ -32,6 +35,7 @@ class NumPyBackend(ArrayAPIBackend):
 
     def __init__(self) -> None:
         super().__init__(xp, "numpy")
+        keep_freed_memory()  # the next step's arrays reuse this one's pages (_malloc_setup)
 
     def asarray(self, data: Any, dtype: Any = None) -> np.ndarray:
         return np.asarray(data, dtype=dtype)

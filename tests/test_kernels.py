@@ -115,3 +115,31 @@ def test_the_float32_gelu_kernel_is_accurate_to_float32():
     assert np.all(np.abs(y - exact) <= bound)
     assert np.all(np.abs(y - reference) <= 2.0 * bound)
     assert y[0] == 0.0 and y[-1] == 9.0  # the tails are exactly 0 and x
+
+
+def test_a_small_loop_runs_a_serial_compilation_of_itself():
+    """Below ``SERIAL_BELOW`` elements a parallel loop runs its serial twin (same options but
+    ``parallel``, cached under a name of its own), not the thread pool; above, the loop."""
+    import numba
+    import numpy as np
+    from dparray.backends import _numba_setup as setup
+
+    def double(x, out):  # pragma: no cover - compiled
+        for i in numba.prange(x.shape[0]):
+            out[i] = 2.0 * x[i]
+
+    loop = numba.njit(parallel=True, nogil=True, fastmath={"reassoc"})(double)
+    small = np.arange(7.0)
+    out = np.empty_like(small)
+    setup.launch(loop, small.size, small, out)
+    assert list(out) == [2.0 * v for v in small]
+    twin = setup.serial(loop)
+    assert twin is setup.serial(loop)
+    assert twin.signatures and not loop.signatures
+    assert twin.targetoptions["parallel"] is False
+    assert twin.targetoptions["fastmath"] == loop.targetoptions["fastmath"]
+    assert twin.py_func.__qualname__ == f"{double.__qualname__}__serial"
+
+    large = np.ones(setup.SERIAL_BELOW)
+    setup.launch(loop, large.size, large, np.empty_like(large))
+    assert loop.signatures

@@ -1,0 +1,63 @@
+"""On glibc, the NumPy backend keeps freed memory for reuse unless the user set malloc's limits:
+measured by the page faults of allocating, filling and freeing a large array again and again."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+    reason="mallopt's limits exist on glibc only",
+)
+
+PROGRAM = """
+import resource
+import dparray as dp
+import numpy as np
+from dparray.backends import _malloc_setup
+dp.ones(3)  # makes the NumPy backend
+def fill_and_free():
+    a = np.empty(48 << 18, np.float32)  # 48 MiB: above glibc's largest mmap threshold
+    a.fill(1.0)
+fill_and_free()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(4):
+    fill_and_free()
+faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) // 4
+print(_malloc_setup.set_here, faults)
+"""
+# fresh pages fault at least once per 2 MiB, even where NumPy gets transparent huge pages
+FRESH_FAULTS = 48 // 2
+USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+
+
+def _run(**environment: str) -> tuple[str, int]:
+    env = {k: v for k, v in os.environ.items() if k not in USER_SETTINGS}
+    result = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                            env={**env, **environment}, check=False, timeout=120)
+    assert result.returncode == 0, result.stderr
+    set_here, faults = result.stdout.split()
+    return set_here, int(faults)
+
+
+def test_freed_memory_is_reused_without_new_page_faults():
+    set_here, faults = _run()
+    assert set_here == "True"
+    assert faults < FRESH_FAULTS, faults
+
+
+@pytest.mark.parametrize("setting", [
+    {"MALLOC_TRIM_THRESHOLD_": "131072"},
+    {"MALLOC_MMAP_THRESHOLD_": "131072"},
+    {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"},
+])
+def test_the_users_malloc_setting_wins(setting):
+    set_here, faults = _run(**setting)
+    assert set_here == "False"
+    assert faults >= FRESH_FAULTS, faults  # glibc's own behaviour: fresh pages each time
+
