@@ -231,6 +231,14 @@ def gelu_tanh_backward(grad, x, t, out):  # pragma: no cover - compiled
         out[i] = grad[i] * (0.5 * (1.0 + h) + 0.5 * v * (1.0 - h * h) * inner)
 
 
+@jit
+def relu_backward(grad, x, out):  # pragma: no cover - compiled
+    """``grad * (x > 0)``, as the reference multiplies (an infinite or NaN ``grad`` where
+    ``x <= 0`` gives NaN, not 0)."""
+    for i in prange(x.shape[0]):
+        out[i] = grad[i] * (1.0 if x[i] > 0 else 0.0)
+
+
 # ----------------------------------------------------------------------- softmax, by rows
 # As the references compute them: shifted = x - max(x), then NumPy's exp (by the caller,
 # between the loops), then the row sums.
@@ -491,6 +499,48 @@ def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: n
                                     out[n, c, h, w] += columns[row, n, oh, ow]
 
 
+# A convolution's product comes out channel-major, (C, N, P) for P output positions per image,
+# and its result is image-major, (N, C, P); its output gradient goes the other way. NumPy's
+# strided copies between the two run on one thread and several times slower than these.
+
+
+@jit
+def swap_leading_axes(x, out):  # pragma: no cover - compiled
+    """``out[j, i] = x[i, j]`` for ``x`` of shape ``(A, B, P)``."""
+    a, b, p = x.shape
+    for j in prange(b):
+        for i in range(a):
+            for k in range(p):
+                out[j, i, k] = x[i, j, k]
+
+
+@jit
+def swap_leading_axes_add(x, bias, out):  # pragma: no cover - compiled
+    """``out[j, i] = x[i, j] + bias[i]``: a convolution's product as its result."""
+    a, b, p = x.shape
+    for j in prange(b):
+        for i in range(a):
+            shift = bias[i]
+            for k in range(p):
+                out[j, i, k] = x[i, j, k] + shift
+
+
+@jit_sum
+def swap_leading_axes_sum(x, out, sums):  # pragma: no cover - compiled
+    """``out[i, j] = x[j, i]`` for ``x`` of shape ``(B, A, P)``, and ``sums[i]`` the sum of
+    ``x[:, i]``: a convolution's output gradient as its products' operand, and the bias's
+    gradient."""
+    b, a, p = x.shape
+    for i in prange(a):
+        total = 0.0
+        for j in range(b):
+            for k in range(p):
+                v = x[j, i, k]
+                out[i, j, k] = v
+                total += v
+        sums[i] = total
+
+
 # ----------------------------------------------------------------------- scatter-add
 @jit
 def scatter_add_rows(out, index, values):  # pragma: no cover - compiled
@@ -566,6 +616,7 @@ def warm_up() -> None:
         gelu_tanh_inner(v, v.copy())
         gelu_tanh_forward(v, v, v.copy())
         gelu_tanh_backward(v, v, v, v.copy())
+        relu_backward(v, v, v.copy())
         shift_rows(x, x.copy())
         normalize_rows(x.copy())
         safe_shift_rows(x, x.copy())
@@ -589,6 +640,9 @@ def warm_up() -> None:
                                                                              dtype))
         im2col(np.ones((1, 1, 3, 3), dtype), 2, 2, 1, 1, 0, 0, 1, 1, np.empty((4, 1, 2, 2),
                                                                              dtype))
+        swap_leading_axes(x3, x3.copy())
+        swap_leading_axes_add(x3, v[:2], np.ones((3, 2, 2), dtype))
+        swap_leading_axes_sum(x3, np.ones((3, 2, 2), dtype), np.zeros(3))
         scatter_add_rows(x.copy(), np.zeros(2, np.int64), x)
         adam_update(v, v, v, v, False, 0.1, 0.9, 0.99, 1e-8, 0.0, False, 0.1, 1.0, v.copy(),
                     v.copy(), v.copy())

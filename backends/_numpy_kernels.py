@@ -25,7 +25,7 @@ from dparray.ops import cross_entropy as _ce
 from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
 from dparray.ops.conv import Conv1d, Conv2d
-from dparray.ops.elementwise import Gelu
+from dparray.ops.elementwise import Gelu, Relu
 from dparray.ops.reduce import LogSoftmax, Softmax
 
 from ._fallback import Fallback, LastAxisFallback
@@ -148,6 +148,20 @@ class GeluKernel(Fallback, Gelu):
         (derivative,) = self.saved
         return np.multiply(np.reshape(grad, self.shape), derivative.reshape(self.shape),
                            dtype=derivative.dtype)
+
+
+class ReluKernel(Fallback, Relu):
+    """ReLU's backward in one compiled pass; the reference makes a mask, casts it to the
+    gradient's dtype and multiplies, three passes."""
+
+    def backward(self, grad: Any) -> Any:
+        (x,) = self.saved
+        if not _floating(x, grad) or x.shape != grad.shape:
+            return self.reference_backward(grad)
+        out = np.empty(x.shape, x.dtype)
+        _loops().relu_backward(np.ascontiguousarray(grad).reshape(-1),
+                               np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+        return out
 
 
 class _LastAxisSoftmax(LastAxisFallback):
@@ -359,12 +373,14 @@ class ConvKernel(Fallback, Conv2d):
         k = (c // g) * windows.count
         grouped = columns.reshape(g, k, n * out[0] * out[1])
         kernel = weight.reshape(g, oc // g, k)
-        y = np.matmul(kernel, grouped).reshape(oc, n, out[0], out[1]).transpose(1, 0, 2, 3)
+        y = np.matmul(kernel, grouped).reshape(oc, n, out[0] * out[1])
         result = np.empty((n, oc, out[0], out[1]), y.dtype)
-        if bias is not None:  # the bias added in the pass that makes the result contiguous
-            np.add(y, bias.reshape(1, oc, 1, 1), out=result)
+        image_major = result.reshape(n, oc, -1)
+        if bias is not None:  # the bias added in the pass that puts the images first
+            _loops().swap_leading_axes_add(y, np.ascontiguousarray(bias).reshape(-1),
+                                           image_major)
         else:
-            np.copyto(result, y)
+            _loops().swap_leading_axes(y, image_major)
         self.input_shape, self.has_bias = (n, c, h, w), bias is not None
         self.save(grouped, weight)
         return result
@@ -377,8 +393,16 @@ class ConvKernel(Fallback, Conv2d):
         oc, g = weight.shape[0], self.groups
         windows = self.windows(tuple(weight.shape))
         oh, ow = grad.shape[2], grad.shape[3]
-        rows = np.ascontiguousarray(grad.transpose(1, 0, 2, 3)).reshape(g, oc // g, n * oh * ow)
+        image_major = np.ascontiguousarray(grad).reshape(n, oc, oh * ow)
+        channel_major = np.empty((oc, n, oh * ow), grad.dtype)
         grad_x = grad_weight = grad_bias = None
+        if self.has_bias and self.needs_grad(2):
+            sums = np.empty(oc, np.float64)
+            _loops().swap_leading_axes_sum(image_major, channel_major, sums)
+            grad_bias = sums.astype(grad.dtype)
+        else:
+            _loops().swap_leading_axes(image_major, channel_major)
+        rows = channel_major.reshape(g, oc // g, n * oh * ow)
         if self.needs_grad(0):
             kernel = weight.reshape(g, oc // g, -1)
             columns = np.matmul(kernel.transpose(0, 2, 1), rows).reshape(-1, n, oh, ow)
@@ -389,8 +413,6 @@ class ConvKernel(Fallback, Conv2d):
                             grad_x)
         if self.needs_grad(1):
             grad_weight = np.matmul(rows, grouped.transpose(0, 2, 1)).reshape(weight.shape)
-        if self.has_bias and self.needs_grad(2):
-            grad_bias = rows.reshape(oc, -1).sum(axis=1)
         return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)
 
 
@@ -510,6 +532,7 @@ def table() -> dict[str, Any]:
         "layer_norm": NormalizationKernel,
         "batch_norm": NormalizationKernel,
         "gelu": GeluKernel,
+        "relu": ReluKernel,
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
         "cross_entropy": CrossEntropyKernel,

@@ -55,6 +55,10 @@ def composed_gelu(x):
                                 density.numpy())
 
 
+def composed_relu(x):
+    return _value_with_gradient(x, np.maximum(x.numpy(), 0.0), (x.numpy() > 0) * 1.0)
+
+
 def composed_softmax(x, axis):
     e = (x - x.max(axis=axis, keepdims=True).detach()).exp()
     return e / e.sum(axis=axis, keepdims=True)
@@ -191,6 +195,11 @@ CASES = [
     FusedCase("conv2d_one_pixel", lambda x, w, b: F.conv2d(x, w, b),
               lambda x, w, b: composed_conv2d(x, w, b, (1, 1), (0, 0), (1, 1)),
               [(1, 2, 1, 1), (3, 2, 1, 1), (3,)]),
+    FusedCase("conv2d_without_bias", lambda x, w: F.conv2d(x, w, padding=1),
+              lambda x, w: composed_conv2d(x, w, dp.zeros(w.shape[0], dtype=x.dtype), (1, 1),
+                                           (1, 1), (1, 1)),
+              [(2, 2, 4, 5), (3, 2, 3, 3)]),
+    FusedCase("relu", F.relu, composed_relu, [(3, 5)]),
     FusedCase("max_pool2d", lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
               lambda x: composed_max_pool2d(x, (3, 3), (2, 2), (1, 1)), [(2, 3, 7, 6)],
               ["distinct"]),

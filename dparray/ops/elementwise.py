@@ -306,7 +306,7 @@ def sigmoid(x: Tensor) -> Tensor:
 
 def relu(x: Tensor) -> Tensor:
     """Elementwise ``max(x, 0)``."""
-    return Relu()(x)
+    return resolve(x.backend, "relu", Relu)()(x)
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
