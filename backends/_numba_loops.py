@@ -361,6 +361,21 @@ def cross_entropy_rows_backward(probabilities, target, coefficient, pick_mass, c
         out[i, target[i]] -= pick_mass[i] * s
 
 
+# ----------------------------------------------------------------------- squared error
+
+
+@jit_sum
+def squared_difference_sum(x, y, difference):  # pragma: no cover - compiled
+    """``difference = x - y`` (in their dtype, as the reference), and the sum of its squares,
+    accumulated in float64."""
+    total = 0.0
+    for i in prange(x.shape[0]):
+        d = x[i] - y[i]
+        difference[i] = d
+        total += np.float64(d) * np.float64(d)
+    return total
+
+
 # ----------------------------------------------------------------------- pooling
 # x is (P, H, W): the N * C image planes; out and winner are (P, OH, OW). The loops are made
 # per kernel size (``pooling_loops(kh, kw)``), so that the window loops have constant trip
@@ -627,6 +642,7 @@ def warm_up() -> None:
         target = np.zeros(2, np.int64)
         pick_and_spread(x, target, v, m.copy(), m.copy())
         cross_entropy_rows_backward(x, target, m, m, v, m, x.copy())
+        squared_difference_sum(v, v, v.copy())
         planes = np.ones((1, 3, 3), dtype)
         small = np.ones((1, 2, 2), dtype)
         winner = np.zeros((1, 2, 2), np.int64)

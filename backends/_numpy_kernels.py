@@ -27,6 +27,7 @@ from dparray.ops import pooling as _pool
 from dparray.ops.conv import Conv1d, Conv2d
 from dparray.ops.elementwise import Gelu, Relu
 from dparray.ops.reduce import LogSoftmax, Softmax
+from dparray.ops.squared_error import SquaredError
 
 from ._fallback import Fallback, LastAxisFallback
 from ._numba_setup import launch
@@ -162,6 +163,24 @@ class ReluKernel(Fallback, Relu):
         _loops().relu_backward(np.ascontiguousarray(grad).reshape(-1),
                                np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
         return out
+
+
+class SquaredErrorKernel(Fallback, SquaredError):
+    """``mse_loss`` summed or averaged: the difference and the sum of its squares in one
+    compiled pass (the reference takes three), the sum accumulated in float64. Backward is
+    the reference's, one product with the kept difference."""
+
+    def forward(self, input: Any, target: Any) -> Any:
+        count = input.size
+        if (self.reduction == "none" or not count or not _floating(input, target)
+                or input.shape != target.shape):
+            return self.reference_forward(input, target)
+        difference = np.empty(input.shape, input.dtype)
+        total = _loops().squared_difference_sum(np.ascontiguousarray(input).reshape(-1),
+                                                np.ascontiguousarray(target).reshape(-1),
+                                                difference.reshape(-1))
+        self.save(difference)
+        return np.asarray(total / count if self.reduction == "mean" else total, input.dtype)
 
 
 class _LastAxisSoftmax(LastAxisFallback):
@@ -533,6 +552,7 @@ def table() -> dict[str, Any]:
         "batch_norm": NormalizationKernel,
         "gelu": GeluKernel,
         "relu": ReluKernel,
+        "mse_loss": SquaredErrorKernel,
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
         "cross_entropy": CrossEntropyKernel,

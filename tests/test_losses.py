@@ -13,6 +13,7 @@ from torch_reference import check, check_state_dict_round_trip, construct, load_
 import dparray as dp
 from dparray import nn
 from dparray.nn import functional as F
+from dparray.ops.squared_error import SquaredError
 from dparray.testing import gradcheck
 
 F64 = "float64"
@@ -24,7 +25,7 @@ def _log_softmax(x, axis=1):
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_regression_losses(reduction, backend, rng):
+def test_regression_losses(reduction, backend, kernels, rng):
     x, y = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
     reduce = {"mean": np.mean, "sum": np.sum, "none": lambda v: v}[reduction]
     np.testing.assert_allclose(F.mse_loss(to_tensor(x), to_tensor(y), reduction).numpy(),
@@ -38,11 +39,16 @@ def test_regression_losses(reduction, backend, rng):
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_mse_loss_is_one_node_equal_to_its_composition(reduction, dtype, backend, rng):
-    x, y = (to_tensor(rng.standard_normal((5, 3)).astype(dtype), requires_grad=True)
-            for _ in range(2))
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
+def test_mse_loss_is_one_node_equal_to_its_composition(reduction, dtype, strided, backend,
+                                                        kernels, rng):
+    def draw():
+        a = rng.standard_normal((5, 3)).astype(dtype)
+        return np.asfortranarray(a) if strided else a
+
+    x, y = (to_tensor(draw(), requires_grad=True) for _ in range(2))
     loss = F.mse_loss(x, y, reduction)
-    assert type(loss.grad_fn).__name__ == "SquaredError"
+    assert isinstance(loss.grad_fn, SquaredError)
     assert tuple(loss.data.shape) == loss.shape and hasattr(loss.data, "__dlpack__")  # an array
     assert loss.grad_fn.parents == [x, y] and len(loss.grad_fn.saved) == 1  # the difference
     assert loss.dtype == x.dtype
@@ -58,7 +64,7 @@ def test_mse_loss_is_one_node_equal_to_its_composition(reduction, dtype, backend
         assert fused[t].dtype == x.dtype
 
 
-def test_mse_loss_propagates_nan_and_gives_nan_over_no_elements(backend):
+def test_mse_loss_propagates_nan_and_gives_nan_over_no_elements(backend, kernels):
     x = to_tensor(np.array([1.0, np.nan, 3.0]), requires_grad=True)
     loss = F.mse_loss(x, to_tensor(np.zeros(3)))
     assert np.isnan(loss.item())

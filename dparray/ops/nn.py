@@ -39,7 +39,12 @@ class Linear(Function):
             out = xp.reshape(rows, (*x.shape[:-1], weight.shape[0]))
         else:
             out = x @ xp.matrix_transpose(weight)
-        return out if bias is None else out + bias
+        if bias is None:
+            return out
+        if out.dtype == bias.dtype:  # into the product, a new array of this op's own
+            out += bias
+            return out
+        return out + bias
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         xp = self.xp
