@@ -431,7 +431,7 @@ class ConvKernel(Fallback, Conv2d):
             _loops().col2im(np.ascontiguousarray(columns), c, kh, kw, sh, sw, ph, pw, dh, dw,
                             grad_x)
         if self.needs_grad(1):
-            grad_weight = np.matmul(rows, grouped.transpose(0, 2, 1)).reshape(weight.shape)
+            grad_weight = _long_product(rows, grouped).reshape(weight.shape)
         return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)
 
 
@@ -456,6 +456,16 @@ def _im2col(x: Any, windows: Any, out: tuple[int, int]) -> Any:
     columns = np.empty((c * kh * kw, n, out[0], out[1]), x.dtype)
     _loops().im2col(np.ascontiguousarray(x), kh, kw, sh, sw, ph, pw, dh, dw, columns)
     return columns
+
+
+def _long_product(a: Any, b: Any) -> Any:
+    """``a @ b^T`` per group for ``a`` ``(G, M, K)`` and ``b`` ``(G, N, K)``, ``K`` the long
+    side (every output position of a convolution). OpenBLAS ran these up to twice as fast
+    with the larger of ``M`` and ``N`` as the rows of the product (32 x 144 over 31 000:
+    4.2 vs 2.5 ms), so that one comes first and the small result is transposed."""
+    if b.shape[1] > a.shape[1]:
+        return np.ascontiguousarray(np.matmul(b, a.transpose(0, 2, 1)).transpose(0, 2, 1))
+    return np.matmul(a, b.transpose(0, 2, 1))
 
 
 def scatter_add_rows(out: Any, index: Any, rows: Any) -> None:
