@@ -558,17 +558,24 @@ def swap_leading_axes_sum(x, out, sums):  # pragma: no cover - compiled
 
 # ----------------------------------------------------------------------- scatter-add
 @jit
-def scatter_add_rows(out, index, values):  # pragma: no cover - compiled
-    """``out[index[i], :] += values[i, :]`` for every ``i``, in order: the columns are split
-    among the threads, so no two threads touch one element and the sums repeat bitwise."""
+def scatter_add_rows(out, index, values, shares):  # pragma: no cover - compiled
+    """``out[index[i], :] += values[i, :]`` for every ``i``, in order (a negative index counts
+    from the end). The rows of ``out`` are split in ``shares`` (one a thread): each reads every
+    index and adds the rows that fall in its share, whole rows at a time (vectorised), so no
+    two threads touch one element and every element's terms add in index order, bitwise the
+    same for any thread count."""
     rows, columns = values.shape
-    blocks = max(1, min(8, columns // 32))  # few blocks: long, vectorised inner loops
-    for block in prange(blocks):
-        start, stop = block * columns // blocks, (block + 1) * columns // blocks
+    targets = out.shape[0]
+    for share in prange(shares):
+        low, high = share * targets // shares, (share + 1) * targets // shares
         for i in range(rows):
             r = index[i]
-            for j in range(start, stop):
-                out[r, j] += values[i, j]
+            if r < 0:
+                r += targets
+            if low <= r < high:
+                row, added = out[r], values[i]
+                for j in range(columns):
+                    row[j] += added[j]
 
 
 # ----------------------------------------------------------------------- optimizer updates
@@ -659,7 +666,7 @@ def warm_up() -> None:
         swap_leading_axes(x3, x3.copy())
         swap_leading_axes_add(x3, v[:2], np.ones((3, 2, 2), dtype))
         swap_leading_axes_sum(x3, np.ones((3, 2, 2), dtype), np.zeros(3))
-        scatter_add_rows(x.copy(), np.zeros(2, np.int64), x)
+        scatter_add_rows(x.copy(), np.zeros(2, np.int64), x, 2)
         adam_update(v, v, v, v, False, 0.1, 0.9, 0.99, 1e-8, 0.0, False, 0.1, 1.0, v.copy(),
                     v.copy(), v.copy())
         sgd_update(v, v, v, False, 0.1, 0.9, 0.0, 0.0, False, v.copy(), v.copy())

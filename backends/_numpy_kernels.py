@@ -469,8 +469,12 @@ def _long_product(a: Any, b: Any) -> Any:
 
 
 def scatter_add_rows(out: Any, index: Any, rows: Any) -> None:
-    """``out[index[i]] += rows[i]`` in place, compiled (``NumPyBackend.scatter_add``)."""
-    _loops().scatter_add_rows(out, index, rows)
+    """``out[index[i]] += rows[i]`` in place, compiled (``NumPyBackend.scatter_add``): the
+    rows of ``out`` in one share per thread this call may use."""
+    import numba
+
+    shares = max(1, min(numba.get_num_threads(), out.shape[0]))
+    _loops().scatter_add_rows(out, index, rows, shares)
 
 
 def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],

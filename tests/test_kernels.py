@@ -8,6 +8,8 @@ import sys
 import textwrap
 from typing import ClassVar
 
+import pytest
+
 import dparray as dp
 from dparray import kernels
 from dparray.autograd import Function
@@ -143,3 +145,31 @@ def test_a_small_loop_runs_a_serial_compilation_of_itself():
     large = np.ones(setup.SERIAL_BELOW)
     setup.launch(loop, large.size, large, np.empty_like(large))
     assert loop.signatures
+
+
+def test_the_threaded_scatter_add_repeats_the_in_order_sum_bitwise():
+    """Above ``SERIAL_BELOW`` elements the rows of the target are shared among the threads;
+    every element still adds its terms in index order (as ``np.add.at``), negative indices
+    counting from the end, whatever the thread count."""
+    import numba
+    import numpy as np
+    from dparray.backends import _numba_setup
+
+    backend = dp.get_backend("numpy")
+    if not backend.kernels:
+        pytest.skip("the NumPy kernels are not in use here")
+    rng = np.random.default_rng(5)
+    target = rng.standard_normal((700, 64))
+    assert target.size >= _numba_setup.SERIAL_BELOW
+    index = rng.integers(-700, 700, 5000)
+    values = rng.standard_normal((5000, 64))
+    expected = target.copy()
+    np.add.at(expected, index, values)
+    previous = numba.get_num_threads()
+    try:
+        for threads in sorted({1, previous}):
+            numba.set_num_threads(threads)
+            out = backend.scatter_add(target, index, values)
+            assert np.array_equal(out, expected), threads
+    finally:
+        numba.set_num_threads(previous)
