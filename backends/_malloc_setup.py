@@ -8,13 +8,15 @@ the next step's arrays land on new pages that the kernel must fault in and zero,
 each step (a transformer block of 32 x 128 tokens: about 4,400 page faults per step).
 PyTorch users meet the same cost and swap in jemalloc or tcmalloc for it.
 
-So, on glibc, dparray raises both limits to ``KEEP_BYTES`` (256 MiB) through ``mallopt``:
-blocks below that size come from the heap, and up to that much freed memory stays in the
-process for the next step instead of going back to the system. The page faults go to zero
-and the benchmark workloads' steps ran up to 20% faster (docs/decisions.md). The user's
-setting wins: if glibc's own variables (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``,
-or ``GLIBC_TUNABLES`` naming ``glibc.malloc``) are in the environment, nothing changes; set
-``MALLOC_TRIM_THRESHOLD_=131072`` to keep glibc's defaults. Other C libraries are left alone.
+So, on glibc, dparray raises both limits through ``mallopt``: blocks below ``KEEP_BYTES``
+(256 MiB; 32 MiB on glibc releases that cap the mmap threshold there) come from the heap, and
+up to 256 MiB of freed memory at the top of each heap stays in the process for the next step
+instead of going back to the system (per malloc arena: every thread that allocates, such as a
+DataParallel worker, may have one of its own). The page faults go to zero and the benchmark
+workloads' steps ran up to 20% faster (docs/decisions.md). The user's setting wins: with
+``DPARRAY_MALLOC=system``, or glibc's own variables in the environment
+(``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, or ``GLIBC_TUNABLES`` naming
+``glibc.malloc``), nothing changes. Other C libraries are left alone.
 """
 
 from __future__ import annotations
@@ -25,23 +27,28 @@ import platform
 import sys
 
 KEEP_BYTES = 256 << 20
+CAPPED_MMAP_THRESHOLD = 32 << 20  # the most older glibc releases accept (HEAP_MAX_SIZE / 2)
 M_TRIM_THRESHOLD = -1  # glibc's <malloc.h> parameter numbers
 M_MMAP_THRESHOLD = -3
+OPT_OUT = "DPARRAY_MALLOC"
 USER_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 
 set_here = False  # whether this process changed malloc's limits (rather than the user)
 
 
 def keep_freed_memory() -> None:
-    """Raise glibc's mmap and trim thresholds to ``KEEP_BYTES``, once, unless the user chose."""
+    """Raise glibc's mmap and trim thresholds, once, unless the user chose."""
     global set_here
     if set_here or not _on_glibc() or _user_chose():
         return
     libc = ctypes.CDLL(None)
-    # mallopt returns 1 on success; on a failure glibc keeps its previous value
-    trimmed = libc.mallopt(M_TRIM_THRESHOLD, KEEP_BYTES)
-    mapped = libc.mallopt(M_MMAP_THRESHOLD, KEEP_BYTES)
-    set_here = bool(trimmed and mapped)
+    # The mmap threshold first: setting either limit turns glibc's own adjustment of the mmap
+    # threshold off for good, so the trim threshold is set only once the other has taken.
+    # mallopt returns 1 on success; on a failure glibc keeps its previous value.
+    if libc.mallopt(M_MMAP_THRESHOLD, KEEP_BYTES) or \
+            libc.mallopt(M_MMAP_THRESHOLD, CAPPED_MMAP_THRESHOLD):
+        libc.mallopt(M_TRIM_THRESHOLD, KEEP_BYTES)
+        set_here = True
 
 
 def _on_glibc() -> bool:
@@ -49,5 +56,6 @@ def _on_glibc() -> bool:
 
 
 def _user_chose() -> bool:
-    return (any(name in os.environ for name in USER_VARIABLES)
+    return (os.environ.get(OPT_OUT, "").strip().lower() == "system"
+            or any(name in os.environ for name in USER_VARIABLES)
             or "glibc.malloc" in os.environ.get("GLIBC_TUNABLES", ""))

@@ -620,7 +620,24 @@ def sgd_update(param, grad, buffer, first, lr, momentum, dampening, decay, neste
 
 
 def warm_up() -> None:
-    """Compile (or load from the cache) every loop for float32 and float64 now."""
+    """Compile (or load from the cache) every loop for float32 and float64 now, and the serial
+    twin of each (``_numba_setup.serial``), which small calls run."""
+    _call_every_loop()
+    from ._numba_setup import serial
+
+    for loop in _parallel_loops():
+        for signature in loop.signatures:
+            serial(loop).compile(signature)
+
+
+def _parallel_loops() -> list[Any]:
+    loops = [value for value in globals().values()
+             if isinstance(value, numba.core.dispatcher.Dispatcher)
+             and value.targetoptions.get("parallel")]
+    return loops + list(pooling_loops(2, 2))
+
+
+def _call_every_loop() -> None:
     for dtype in (np.float32, np.float64):
         x = np.ones((2, 3), dtype)
         v = np.ones(3, dtype)
@@ -663,7 +680,7 @@ def warm_up() -> None:
                                                                              dtype))
         im2col(np.ones((1, 1, 3, 3), dtype), 2, 2, 1, 1, 0, 0, 1, 1, np.empty((4, 1, 2, 2),
                                                                              dtype))
-        swap_leading_axes(x3, x3.copy())
+        swap_leading_axes(x3, np.empty((3, 2, 2), dtype))
         swap_leading_axes_add(x3, v[:2], np.ones((3, 2, 2), dtype))
         swap_leading_axes_sum(x3, np.ones((3, 2, 2), dtype), np.zeros(3))
         scatter_add_rows(x.copy(), np.zeros(2, np.int64), x, 2)

@@ -22,7 +22,9 @@ import contextlib
 import functools
 import importlib
 import os
+import threading
 import types
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -72,20 +74,39 @@ def launch(loop: Callable[..., Any], size: int, *args: Any) -> Any:
     return serial(loop)(*args)
 
 
-@functools.cache
 def serial(loop: Any) -> Any:
     """The Numba-compiled ``loop`` compiled again without ``parallel`` (its ``prange`` a plain
-    ``range``), with its other options, and cached apart from it: Numba's on-disk cache is
-    keyed by the function's qualified name, not its options, so the copy gets a name of its
-    own."""
+    ``range``), with its other options; made once per loop, even when several threads ask at
+    once."""
+    twin = _twins.get(loop)
+    if twin is None:
+        with _twins_lock:
+            twin = _twins.get(loop)
+            if twin is None:
+                twin = _twins[loop] = _serial_twin(loop)
+    return twin
+
+
+_twins: dict[Any, Any] = {}
+_twins_lock = threading.Lock()
+
+
+def _serial_twin(loop: Any) -> Any:
+    """Numba caches compilations on disk by the function's qualified name and its source file,
+    not by its options: the copy gets a name of its own that also names its options, so
+    neither the parallel loop's entry nor a twin compiled with other options is ever loaded
+    for it."""
     import numba
 
     source = loop.py_func
     copy = types.FunctionType(source.__code__, source.__globals__, source.__name__,
                               source.__defaults__, source.__closure__)
-    copy.__qualname__ = f"{source.__qualname__}__serial"
     options = {name: value for name, value in loop.targetoptions.items() if name != "nopython"}
-    return numba.njit(**{**options, "parallel": False, "cache": True})(copy)
+    options.update(parallel=False)
+    described = repr(sorted((name, sorted(value) if isinstance(value, (set, frozenset)) else
+                             value) for name, value in options.items()))
+    copy.__qualname__ = f"{source.__qualname__}__serial_{zlib.crc32(described.encode()):08x}"
+    return numba.njit(**options, cache=True)(copy)
 
 
 @contextlib.contextmanager

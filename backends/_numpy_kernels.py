@@ -167,8 +167,9 @@ class ReluKernel(Fallback, Relu):
 
 class SquaredErrorKernel(Fallback, SquaredError):
     """``mse_loss`` summed or averaged: the difference and the sum of its squares in one
-    compiled pass (the reference takes three), the sum accumulated in float64. Backward is
-    the reference's, one product with the kept difference."""
+    compiled pass (the reference takes three), the sum accumulated in float64, so a float32
+    mean is finite whenever it is representable (the reference's float32 sum may overflow
+    first). Backward is the reference's, one product with the kept difference."""
 
     def forward(self, input: Any, target: Any) -> Any:
         count = input.size
@@ -394,7 +395,7 @@ class ConvKernel(Fallback, Conv2d):
         kernel = weight.reshape(g, oc // g, k)
         y = np.matmul(kernel, grouped).reshape(oc, n, out[0] * out[1])
         result = np.empty((n, oc, out[0], out[1]), y.dtype)
-        image_major = result.reshape(n, oc, -1)
+        image_major = result.reshape(n, oc, out[0] * out[1])  # (not -1: n may be 0)
         if bias is not None:  # the bias added in the pass that puts the images first
             _loops().swap_leading_axes_add(y, np.ascontiguousarray(bias).reshape(-1),
                                            image_major)
@@ -424,7 +425,8 @@ class ConvKernel(Fallback, Conv2d):
         rows = channel_major.reshape(g, oc // g, n * oh * ow)
         if self.needs_grad(0):
             kernel = weight.reshape(g, oc // g, -1)
-            columns = np.matmul(kernel.transpose(0, 2, 1), rows).reshape(-1, n, oh, ow)
+            columns = np.matmul(kernel.transpose(0, 2, 1), rows).reshape(c * windows.count, n,
+                                                                          oh, ow)
             grad_x = np.zeros((n, c, h, w), grad.dtype)
             (kh, kw), (sh, sw) = windows.kernel, windows.stride
             (ph, pw), (dh, dw) = windows.padding, windows.dilation

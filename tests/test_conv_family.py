@@ -210,6 +210,20 @@ def test_float32_stays_float32(name, backend, kernels, rng):
         assert grads[p].dtype == dp.float32
 
 
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_an_empty_batch_gives_empty_outputs_and_zero_parameter_gradients(name, backend,
+                                                                          kernels):
+    factory, shape = LAYERS[name]
+    layer = factory(F64)
+    x = to_tensor(np.zeros((0, *shape)), requires_grad=True)
+    out = layer(x)
+    assert out.shape[0] == 0 and out.shape[1:] == layer(to_tensor(np.ones((1, *shape)))).shape[1:]
+    grads = out.sum().backward()
+    assert grads[x].shape == x.shape
+    for p in layer.parameters():
+        np.testing.assert_array_equal(grads[p].numpy(), np.zeros(p.shape))
+
+
 # ----------------------------------------------------------------------------- host references
 def test_adaptive_pools_against_their_window_formula(backend, rng):
     data = rng.standard_normal((2, 3, 7, 10))

@@ -140,7 +140,7 @@ def test_a_small_loop_runs_a_serial_compilation_of_itself():
     assert twin.signatures and not loop.signatures
     assert twin.targetoptions["parallel"] is False
     assert twin.targetoptions["fastmath"] == loop.targetoptions["fastmath"]
-    assert twin.py_func.__qualname__ == f"{double.__qualname__}__serial"
+    assert twin.py_func.__qualname__.startswith(f"{double.__qualname__}__serial_")
 
     large = np.ones(setup.SERIAL_BELOW)
     setup.launch(loop, large.size, large, np.empty_like(large))
@@ -173,3 +173,29 @@ def test_the_threaded_scatter_add_repeats_the_in_order_sum_bitwise():
             assert np.array_equal(out, expected), threads
     finally:
         numba.set_num_threads(previous)
+
+
+def test_threads_asking_for_a_serial_twin_at_once_get_one_compilation():
+    import threading
+
+    import numba
+    from dparray.backends import _numba_setup as setup
+
+    def triple(x, out):  # pragma: no cover - compiled
+        for i in numba.prange(x.shape[0]):
+            out[i] = 3.0 * x[i]
+
+    loop = numba.njit(parallel=True, nogil=True)(triple)
+    start = threading.Barrier(8)
+    twins = []
+
+    def ask():
+        start.wait()
+        twins.append(setup.serial(loop))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(twins) == 8 and all(twin is twins[0] for twin in twins)

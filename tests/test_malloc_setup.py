@@ -20,7 +20,7 @@ import resource
 import dparray as dp
 import numpy as np
 from dparray.backends import _malloc_setup
-dp.ones(3)  # makes the NumPy backend
+dp.get_backend("numpy")  # makes the NumPy backend, whatever the default
 def fill_and_free():
     a = np.empty(48 << 18, np.float32)  # 48 MiB: above glibc's largest mmap threshold
     a.fill(1.0)
@@ -33,7 +33,8 @@ print(_malloc_setup.set_here, faults)
 """
 # fresh pages fault at least once per 2 MiB, even where NumPy gets transparent huge pages
 FRESH_FAULTS = 48 // 2
-USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES",
+                 "DPARRAY_MALLOC")
 
 
 def _run(**environment: str) -> tuple[str, int]:
@@ -52,6 +53,7 @@ def test_freed_memory_is_reused_without_new_page_faults():
 
 
 @pytest.mark.parametrize("setting", [
+    {"DPARRAY_MALLOC": "system"},
     {"MALLOC_TRIM_THRESHOLD_": "131072"},
     {"MALLOC_MMAP_THRESHOLD_": "131072"},
     {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"},
@@ -61,3 +63,34 @@ def test_the_users_malloc_setting_wins(setting):
     assert set_here == "False"
     assert faults >= FRESH_FAULTS, faults  # glibc's own behaviour: fresh pages each time
 
+
+
+class FakeLibc:
+    """``mallopt`` of a glibc that accepts an mmap threshold up to ``cap`` (older releases:
+    32 MiB), recording the calls."""
+
+    def __init__(self, cap):
+        self.cap, self.calls = cap, []
+
+    def mallopt(self, parameter, value):
+        self.calls.append((parameter, value))
+        return int(parameter != -3 or value <= self.cap)
+
+
+@pytest.mark.parametrize(("cap", "expected", "changed"), [
+    (256 << 20, [(-3, 256 << 20), (-1, 256 << 20)], True),
+    (32 << 20, [(-3, 256 << 20), (-3, 32 << 20), (-1, 256 << 20)], True),
+    (1 << 20, [(-3, 256 << 20), (-3, 32 << 20)], False),  # nothing taken: trim left alone
+])
+def test_the_mmap_threshold_is_set_first_and_the_trim_threshold_only_after_it(
+        cap, expected, changed, monkeypatch):
+    from dparray.backends import _malloc_setup
+
+    libc = FakeLibc(cap)
+    monkeypatch.setattr(_malloc_setup, "set_here", False)
+    monkeypatch.setattr(_malloc_setup.ctypes, "CDLL", lambda name: libc)
+    for name in USER_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    _malloc_setup.keep_freed_memory()
+    assert libc.calls == expected
+    assert _malloc_setup.set_here is changed
