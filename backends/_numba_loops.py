@@ -23,7 +23,8 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import intrinsic
 
 # error_model="numpy": a division by zero gives inf or NaN, as in the references, instead of
 # raising ZeroDivisionError (Numba's default follows Python)
@@ -179,12 +180,22 @@ def gelu_forward_float32(x, out, cdf):  # pragma: no cover - compiled
 
 
 # exp(-y) for y >= 0 without a library call, for float32 results: y = k ln2 - r with k the
-# nearest integer (Cody-Waite: ln2 in two parts), 2^-k from a table, exp(r) by its Taylor
-# series to r^7 (|r| <= ln2 / 2: relative error below 6e-9).
+# nearest integer (Cody-Waite: ln2 in two parts), 2^-k made from its bits, exp(r) by its Taylor
+# series to r^7 (|r| <= ln2 / 2: relative error below 6e-9). Beyond k = 1022 (y > 708, and for
+# an infinite or NaN y) exp(-y) is 0 to float32 precision, and is taken as 0.
 LOG2E = 1.0 / math.log(2.0)
 LN2_HI = 0.6931471803691238
 LN2_LO = 1.9082149292705877e-10
-EXP2_NEG = np.array([2.0**-k for k in range(1100)])
+LARGEST_K = 1022  # 2^-1022: the smallest normal float64
+
+
+@intrinsic
+def float64_from_bits(typingctx, bits):  # pragma: no cover - compiled
+    """The float64 whose IEEE-754 bits are the int64 ``bits``: a bit cast, not a conversion."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+
+    return types.float64(types.int64), codegen
 
 
 @jit
@@ -195,11 +206,15 @@ def gelu_forward_float32_with_derivative(x, out, derivative):  # pragma: no cove
         c = 0.5 * (1.0 + erf_float32_accurate(v * SQRT_HALF))
         out[i] = v * c
         y = 0.5 * v * v
-        k = min(int(y * LOG2E + 0.5), 1099)
+        t = y * LOG2E + 0.5
+        inside = t < LARGEST_K  # False for NaN too
+        k = int(t) if inside else LARGEST_K
         r = (k * LN2_HI - y) + k * LN2_LO
         e = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (
             1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))))
-        derivative[i] = c + v * (EXP2_NEG[k] * e) * INV_SQRT_2PI
+        bits = np.int64(1023 - k) << 52  # 2^-k; (mypy: Numba supplies the intrinsic's context)
+        scaled = float64_from_bits(bits) * e if inside else 0.0  # type: ignore[call-arg]
+        derivative[i] = c + v * scaled * INV_SQRT_2PI
 
 
 @jit

@@ -264,6 +264,20 @@ def test_nan_and_inf_propagate_as_in_the_composition(case, backend, kernels, rng
         np.testing.assert_array_equal(np.isinf(fused.numpy()), np.isinf(composed.numpy()))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_at_huge_and_non_finite_inputs(dtype, backend, kernels):
+    """Where ``exp(-x^2 / 2)`` underflows the derivative is the cdf (1 or 0) for finite ``x``,
+    and NaN at +-inf (inf * 0) and NaN, as the formula gives in floating point."""
+    x = np.array([1e10, -1e10, 3e38, np.inf, -np.inf, np.nan, 40.0, -40.0, 0.0], dtype)
+    t = to_tensor(x, requires_grad=True)
+    with np.errstate(invalid="ignore", over="ignore"):
+        y = F.gelu(t)
+        grad = y.sum().backward()[t].numpy()
+        expected = x * (x > 0)  # NaN where x is NaN or -inf (-inf * 0)
+    np.testing.assert_array_equal(y.numpy(), expected)
+    np.testing.assert_array_equal(grad, [1, 0, 1, np.nan, np.nan, np.nan, 1, 0, 0.5])
+
+
 def test_gelu_matches_the_error_function(backend, kernels, rng):
     for approximate in ("none", "tanh"):
         x = to_tensor(rng.standard_normal((5, 7)) * 3, requires_grad=True)
