@@ -260,7 +260,10 @@ def relu_backward(grad, x, out):  # pragma: no cover - compiled
 
 
 @jit
-def shift_rows(x, shifted):  # pragma: no cover - compiled
+def shift_rows(x, shifted, keep_empty_rows):  # pragma: no cover - compiled
+    """``x`` minus each row's maximum. With ``keep_empty_rows``, a row whose every entry is
+    -inf (attention's query that sees no key) is kept as it is, so that its exponentials are
+    0; without, it becomes NaN, as the reference's softmax gives."""
     rows, width = x.shape
     for i in prange(rows):
         top = x[i, 0]
@@ -268,32 +271,16 @@ def shift_rows(x, shifted):  # pragma: no cover - compiled
             v = x[i, j]
             if v > top or (v != v and top == top):
                 top = v
+        shift = 0.0 if keep_empty_rows and top == -math.inf else top
         for j in range(width):
-            shifted[i, j] = x[i, j] - top
-
-
-@jit
-def safe_shift_rows(x, shifted):  # pragma: no cover - compiled
-    """As ``shift_rows``, but a row whose every entry is -inf (attention's query that sees no
-    key) is kept as it is, so that its exponentials are 0."""
-    rows, width = x.shape
-    for i in prange(rows):
-        top = x[i, 0]
-        for j in range(1, width):
-            v = x[i, j]
-            if v > top or (v != v and top == top):
-                top = v
-        if top == -math.inf:
-            for j in range(width):
-                shifted[i, j] = x[i, j]
-        else:
-            for j in range(width):
-                shifted[i, j] = x[i, j] - top
+            shifted[i, j] = x[i, j] - shift
 
 
 @jit_sum
-def safe_normalize_rows(exponentials):  # pragma: no cover - compiled
-    """As ``normalize_rows``, but a row of zeros (from ``safe_shift_rows``) stays zeros."""
+def normalize_rows(exponentials):  # pragma: no cover - compiled
+    """Softmax from exp(shifted): each row divided by its sum, in place. A row of zeros (an
+    empty row that ``shift_rows`` kept) stays zeros; any other row's sum is at least 1 (its
+    maximum's exp(0)) or NaN."""
     rows, width = exponentials.shape
     for i in prange(rows):
         total = 0.0
@@ -302,18 +289,6 @@ def safe_normalize_rows(exponentials):  # pragma: no cover - compiled
         if total != 0.0:
             for j in range(width):
                 exponentials[i, j] = exponentials[i, j] / total
-
-
-@jit_sum
-def normalize_rows(exponentials):  # pragma: no cover - compiled
-    """Softmax from exp(shifted): each row divided by its sum, in place."""
-    rows, width = exponentials.shape
-    for i in prange(rows):
-        total = 0.0
-        for j in range(width):
-            total += exponentials[i, j]
-        for j in range(width):
-            exponentials[i, j] = exponentials[i, j] / total
 
 
 @jit_sum
@@ -535,24 +510,20 @@ def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: n
 
 
 @jit
-def swap_leading_axes(x, out):  # pragma: no cover - compiled
-    """``out[j, i] = x[i, j]`` for ``x`` of shape ``(A, B, P)``."""
+def swap_leading_axes(x, bias, out):  # pragma: no cover - compiled
+    """``out[j, i] = x[i, j]`` for ``x`` of shape ``(A, B, P)``, plus ``bias[i]`` unless
+    ``bias`` is None (Numba compiles each case apart): a convolution's product as its
+    result."""
     a, b, p = x.shape
     for j in prange(b):
         for i in range(a):
-            for k in range(p):
-                out[j, i, k] = x[i, j, k]
-
-
-@jit
-def swap_leading_axes_add(x, bias, out):  # pragma: no cover - compiled
-    """``out[j, i] = x[i, j] + bias[i]``: a convolution's product as its result."""
-    a, b, p = x.shape
-    for j in prange(b):
-        for i in range(a):
-            shift = bias[i]
-            for k in range(p):
-                out[j, i, k] = x[i, j, k] + shift
+            if bias is None:
+                for k in range(p):
+                    out[j, i, k] = x[i, j, k]
+            else:
+                shift = bias[i]
+                for k in range(p):
+                    out[j, i, k] = x[i, j, k] + shift
 
 
 @jit_sum
@@ -671,10 +642,9 @@ def _call_every_loop() -> None:
         gelu_tanh_forward(v, v, v.copy())
         gelu_tanh_backward(v, v, v, v.copy())
         relu_backward(v, v, v.copy())
-        shift_rows(x, x.copy())
+        shift_rows(x, x.copy(), False)
+        shift_rows(x, x.copy(), True)
         normalize_rows(x.copy())
-        safe_shift_rows(x, x.copy())
-        safe_normalize_rows(x.copy())
         log_normalize_rows(x.copy(), x)
         softmax_rows_backward(x, x, x.copy())
         log_softmax_rows_backward(x, x, x.copy())
@@ -695,8 +665,8 @@ def _call_every_loop() -> None:
                                                                              dtype))
         im2col(np.ones((1, 1, 3, 3), dtype), 2, 2, 1, 1, 0, 0, 1, 1, np.empty((4, 1, 2, 2),
                                                                              dtype))
-        swap_leading_axes(x3, np.empty((3, 2, 2), dtype))
-        swap_leading_axes_add(x3, v[:2], np.ones((3, 2, 2), dtype))
+        swap_leading_axes(x3, None, np.empty((3, 2, 2), dtype))
+        swap_leading_axes(x3, v[:2], np.empty((3, 2, 2), dtype))
         swap_leading_axes_sum(x3, np.ones((3, 2, 2), dtype), np.zeros(3))
         scatter_add_rows(x.copy(), np.zeros(2, np.int64), x, 2)
         adam_update(v, v, v, v, False, 0.1, 0.9, 0.99, 1e-8, 0.0, False, 0.1, 1.0, v.copy(),

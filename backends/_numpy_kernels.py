@@ -157,7 +157,7 @@ class ReluKernel(Fallback, Relu):
 
     def backward(self, grad: Any) -> Any:
         (x,) = self.saved
-        if not _floating(x, grad) or x.shape != grad.shape:
+        if not _floating(x, grad):
             return self.reference_backward(grad)
         out = np.empty(x.shape, x.dtype)
         _loops().relu_backward(np.ascontiguousarray(grad).reshape(-1),
@@ -173,9 +173,8 @@ class SquaredErrorKernel(Fallback, SquaredError):
 
     def forward(self, input: Any, target: Any) -> Any:
         count = input.size
-        if (self.reduction == "none" or not count or not _floating(input, target)
-                or input.shape != target.shape):
-            return self.reference_forward(input, target)
+        if self.reduction == "none" or not count or not _floating(input, target):
+            return self.reference_forward(input, target)  # (the shapes are one: mse_loss checks)
         difference = np.empty(input.shape, input.dtype)
         total = _loops().squared_difference_sum(np.ascontiguousarray(input).reshape(-1),
                                                 np.ascontiguousarray(target).reshape(-1),
@@ -211,11 +210,12 @@ class _LastAxisSoftmax(LastAxisFallback):
         return result.reshape(self.shape)
 
 
-def _softmax_rows(rows: Any, log: bool) -> Any:
+def _softmax_rows(rows: Any, log: bool, keep_empty_rows: bool = False) -> Any:
     """Softmax (or log-softmax) of each row: the shift and the sums compiled, the exp
-    NumPy's SIMD one -- the reference's arithmetic."""
+    NumPy's SIMD one -- the reference's arithmetic. ``keep_empty_rows``: a row of -inf gives
+    zeros (attention's safe softmax), not NaN."""
     shifted = np.empty_like(rows)
-    _loops().shift_rows(rows, shifted)
+    _loops().shift_rows(rows, shifted, keep_empty_rows)
     if log:
         _loops().log_normalize_rows(shifted, np.exp(shifted))
         return shifted
@@ -240,11 +240,7 @@ class _AttentionSoftmax:
         if not _floating(scores) or scores.ndim == 0 or scores.shape[-1] == 0:
             return super().softmax(scores)  # type: ignore[misc]  # the reference's, next in MRO
         rows = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
-        out = np.empty_like(rows)
-        _loops().safe_shift_rows(rows, out)
-        np.exp(out, out=out)
-        _loops().safe_normalize_rows(out)
-        return out.reshape(scores.shape)
+        return _softmax_rows(rows, log=False, keep_empty_rows=True).reshape(scores.shape)
 
     def softmax_backward(self, grad_probs: Any, probs: Any) -> Any:
         if not _floating(grad_probs, probs) or grad_probs.shape != probs.shape \
@@ -396,11 +392,8 @@ class ConvKernel(Fallback, Conv2d):
         y = np.matmul(kernel, grouped).reshape(oc, n, out[0] * out[1])
         result = np.empty((n, oc, out[0], out[1]), y.dtype)
         image_major = result.reshape(n, oc, out[0] * out[1])  # (not -1: n may be 0)
-        if bias is not None:  # the bias added in the pass that puts the images first
-            _loops().swap_leading_axes_add(y, np.ascontiguousarray(bias).reshape(-1),
-                                           image_major)
-        else:
-            _loops().swap_leading_axes(y, image_major)
+        flat_bias = None if bias is None else np.ascontiguousarray(bias).reshape(-1)
+        _loops().swap_leading_axes(y, flat_bias, image_major)  # images first, bias added
         self.input_shape, self.has_bias = (n, c, h, w), bias is not None
         self.save(grouped, weight)
         return result
@@ -421,7 +414,7 @@ class ConvKernel(Fallback, Conv2d):
             _loops().swap_leading_axes_sum(image_major, channel_major, sums)
             grad_bias = sums.astype(grad.dtype)
         else:
-            _loops().swap_leading_axes(image_major, channel_major)
+            _loops().swap_leading_axes(image_major, None, channel_major)
         rows = channel_major.reshape(g, oc // g, n * oh * ow)
         if self.needs_grad(0):
             kernel = weight.reshape(g, oc // g, -1)
