@@ -11,9 +11,9 @@ never start ``k x cores`` threads; Numba's thread count is per calling thread.
 Two more rules keep the kernels from fighting BLAS for the cores. A loop over fewer than
 ``SERIAL_BELOW`` elements runs a serial compilation of itself (``serial``): waking the other
 threads, or even changing the thread count for one call, costs more than it saves.
-And unless the user set ``OMP_WAIT_POLICY``, OpenMP's threads sleep as soon as a loop ends
-(``PASSIVE``) instead of spinning for the next one: the next op is usually a matrix product,
-whose BLAS threads need those cores.
+And OpenMP's threads sleep as soon as a loop ends instead of spinning for the next one
+(``_openmp_setup``): the next op is usually a matrix product, whose BLAS threads need those
+cores.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from typing import Any
 
 from dparray._system import available_cores
 
+from ._openmp_setup import sleep_between_loops
+
 SAFE_LAYERS = ("omp", "tbb")
 SERIAL_BELOW = 1 << 15
 
@@ -45,7 +47,7 @@ def status() -> tuple[bool, str]:
     if chosen and chosen not in ("threadsafe", "safe", *SAFE_LAYERS):
         return False, (f"NUMBA_THREADING_LAYER={chosen} is not safe for concurrent kernel "
                        "launches: the references run")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read when OpenMP loads, just below
+    sleep_between_loops()  # read when OpenMP loads, just below
     available = [layer for layer in SAFE_LAYERS if _layer_loads(layer)]
     if not available:
         return False, "no thread-safe Numba threading layer (omp or tbb): the references run"

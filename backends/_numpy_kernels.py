@@ -6,9 +6,10 @@ constructor, inputs and outputs, and overrides ``forward`` and ``backward`` with
 kernel does not cover a case (a layout, a dtype other than float32/float64, synchronised
 statistics), it runs the reference's forward and, remembering that, its backward.
 
-``table()`` returns the mapping, or an empty one -- every op then runs its reference -- when
-Numba is missing or has no threading layer that is safe for several threads launching kernels
-at once (``omp`` or ``tbb``).
+``table()`` returns the mapping. Without Numba, or without a threading layer that is safe for
+several threads launching kernels at once (``omp`` or ``tbb``), it holds only ``"matmul"``, the
+array product every product-based op calls, and only when MKL is installed (``_mkl``): every
+other op then runs its reference.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dparray.ops.reduce import LogSoftmax, Softmax
 from dparray.ops.squared_error import SquaredError
 
 from ._fallback import Fallback, LastAxisFallback
+from ._mkl import matmul
 from ._numba_setup import launch
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -389,7 +391,7 @@ class ConvKernel(Fallback, Conv2d):
         k = (c // g) * windows.count
         grouped = columns.reshape(g, k, n * out[0] * out[1])
         kernel = weight.reshape(g, oc // g, k)
-        y = np.matmul(kernel, grouped).reshape(oc, n, out[0] * out[1])
+        y = matmul(kernel, grouped).reshape(oc, n, out[0] * out[1])
         result = np.empty((n, oc, out[0], out[1]), y.dtype)
         image_major = result.reshape(n, oc, out[0] * out[1])  # (not -1: n may be 0)
         flat_bias = None if bias is None else np.ascontiguousarray(bias).reshape(-1)
@@ -418,8 +420,8 @@ class ConvKernel(Fallback, Conv2d):
         rows = channel_major.reshape(g, oc // g, n * oh * ow)
         if self.needs_grad(0):
             kernel = weight.reshape(g, oc // g, -1)
-            columns = np.matmul(kernel.transpose(0, 2, 1), rows).reshape(c * windows.count, n,
-                                                                          oh, ow)
+            columns = matmul(kernel.transpose(0, 2, 1), rows).reshape(c * windows.count, n,
+                                                                      oh, ow)
             grad_x = np.zeros((n, c, h, w), grad.dtype)
             (kh, kw), (sh, sw) = windows.kernel, windows.stride
             (ph, pw), (dh, dw) = windows.padding, windows.dilation
@@ -459,8 +461,8 @@ def _long_product(a: Any, b: Any) -> Any:
     with the larger of ``M`` and ``N`` as the rows of the product (32 x 144 over 31 000:
     4.2 vs 2.5 ms), so that one comes first and the small result is transposed."""
     if b.shape[1] > a.shape[1]:
-        return np.ascontiguousarray(np.matmul(b, a.transpose(0, 2, 1)).transpose(0, 2, 1))
-    return np.matmul(a, b.transpose(0, 2, 1))
+        return np.ascontiguousarray(matmul(b, a.transpose(0, 2, 1)).transpose(0, 2, 1))
+    return matmul(a, b.transpose(0, 2, 1))
 
 
 def scatter_add_rows(out: Any, index: Any, rows: Any) -> None:
@@ -551,12 +553,16 @@ def _loops() -> Any:
 
 
 def table() -> dict[str, Any]:
-    """The kernels, by op name; empty when Numba cannot run them here (``_numba_setup``)."""
+    """The kernels, by op name: ``"matmul"`` when MKL is installed (``_mkl``), and the compiled
+    ops when Numba can run them here (``_numba_setup``)."""
+    from ._mkl import status
     from ._numba_setup import usable
 
+    products = {} if status()[0] is None else {"matmul": matmul}
     if not usable():
-        return {}
+        return products
     return {
+        **products,
         "layer_norm": NormalizationKernel,
         "batch_norm": NormalizationKernel,
         "gelu": GeluKernel,

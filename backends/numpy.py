@@ -5,7 +5,8 @@ Making the backend raises glibc's limits on the freed memory it keeps for reuse
 ``erf`` uses SciPy's when SciPy is installed (about 7x faster than the generic one, which NumPy
 alone must use since it has no ``erf``); both are accurate to float64 precision. ``kernels`` is
 the table of Numba-compiled fused ops (``_numpy_kernels.py``), built on first use; without
-Numba it is empty and every op runs its array-API reference.
+Numba it is empty and every op runs its array-API reference. With the ``mkl`` package
+installed, matrix products go through MKL rather than NumPy's OpenBLAS (``_mkl``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dparray.backend import RandomGenerator
 
 from ._host_random import HostRandom
 from ._malloc_setup import keep_freed_memory
+from ._mkl import status as _mkl_status
 from ._numba_setup import status as _numba_status
 from ._numba_setup import worker_threads
 from .array_api import ArrayAPIBackend
@@ -83,6 +85,7 @@ class NumPyBackend(ArrayAPIBackend):
     def describe(self) -> dict[str, str]:
         facts = super().describe()
         facts["kernels"] = _kernel_status()
+        facts["matrix products"] = _mkl_status()[1]
         return facts
 
 
@@ -90,9 +93,11 @@ class BlasBudget:
     """The BLAS thread count while data-parallel regions run: the cores divided among the
     workers, so ``k`` workers never start ``k x cores`` BLAS threads.
 
-    OpenBLAS's count is process-wide, not per thread, so it is set once when the first region
-    starts and restored when the last one ends (regions of several callers may overlap; the
-    first one's share holds until all are done). Through threadpoolctl.
+    The count of OpenBLAS (and of MKL, when it makes the products) is process-wide, not per
+    thread, so it is set once when the first region starts and restored when the last one ends
+    (regions of several callers may overlap; the first one's share holds until all are done).
+    Through threadpoolctl, which limits the BLAS libraries loaded when it first looks: MKL is
+    loaded before that.
     """
 
     def __init__(self) -> None:
@@ -108,6 +113,7 @@ class BlasBudget:
                 if self._controller is None:
                     from threadpoolctl import ThreadpoolController
 
+                    _mkl_status()  # loads MKL, if it is to make the products
                     self._controller = ThreadpoolController()
                 threads = max(1, available_cores() // max(1, workers))
                 self._limiter = self._controller.limit(limits=threads, user_api="blas")

@@ -38,8 +38,10 @@ def _blas() -> list[str]:
     for entry in threadpool_info():
         if entry.get("user_api") != "blas":
             continue
-        found.append(f"{entry.get('internal_api')} {entry.get('version')}, kernel "
-                     f"{entry.get('architecture', '?')}, {entry.get('num_threads')} threads "
-                     f"({entry.get('filepath')})")
+        details = [f"{entry.get('internal_api')} {entry.get('version')}"]
+        if entry.get("architecture"):  # MKL does not report one
+            details.append(f"kernel {entry['architecture']}")
+        details.append(f"{entry.get('num_threads')} threads")
+        found.append(f"{', '.join(details)} ({entry.get('filepath')})")
     return found or ["none found"]
 

@@ -33,6 +33,7 @@ from dparray._checks import check_bool, check_number, check_probability, check_t
 from dparray.autograd import Function
 from dparray.kernels import resolve
 from dparray.ops._util import broadcast_shapes
+from dparray.ops.linalg import array_matmul
 from dparray.tensor import Tensor
 
 _WHERE = "scaled_dot_product_attention"
@@ -50,7 +51,7 @@ class _Attention(Function):
     def probabilities(self, query: Any, key: Any, mask: Any) -> tuple[Any, Any, Any]:
         """``(P, keep, P after dropout)``; ``keep`` is None without dropout."""
         xp = self.xp
-        scores = (query * self.scale) @ xp.matrix_transpose(key)
+        scores = array_matmul(self.backend)(query * self.scale, xp.matrix_transpose(key))
         if self.is_causal:
             rows, cols = scores.shape[-2], scores.shape[-1]
             seen = (xp.reshape(xp.arange(cols), (1, cols))
@@ -93,10 +94,11 @@ class _Attention(Function):
         grad_probs = self._dropped(grad_dropped, keep)  # dropout's backward is the same map
         grad_scores = self.softmax_backward(grad_probs, probs)
         grad_query = grad_key = None
+        product = array_matmul(self.backend)
         if self.needs_grad(0):
-            grad_query = (grad_scores @ key) * self.scale
+            grad_query = product(grad_scores, key) * self.scale
         if self.needs_grad(1):
-            grad_key = xp.matrix_transpose(grad_scores) @ (query * self.scale)
+            grad_key = product(xp.matrix_transpose(grad_scores), query * self.scale)
         return grad_query, grad_key, grad_scores if wants_mask else None
 
 
@@ -107,15 +109,16 @@ class ScaledDotProductAttention(_Attention):
     def forward(self, query: Any, key: Any, value: Any, mask: Any = None) -> Any:
         probs, keep, dropped = self.probabilities(query, key, mask)
         self.save(query, key, value, probs, keep)
-        return dropped @ value
+        return array_matmul(self.backend)(dropped, value)
 
     def backward(self, grad: Any) -> tuple[Any, Any, Any, Any]:
         xp = self.xp
         query, key, value, probs, keep = self.saved
         grad_value = None
+        product = array_matmul(self.backend)
         if self.needs_grad(2):
-            grad_value = xp.matrix_transpose(self._dropped(probs, keep)) @ grad
-        grad_dropped = grad @ xp.matrix_transpose(value)
+            grad_value = product(xp.matrix_transpose(self._dropped(probs, keep)), grad)
+        grad_dropped = product(grad, xp.matrix_transpose(value))
         grad_query, grad_key, grad_mask = self.score_gradients(grad_dropped, query, key, probs,
                                                                keep)
         return grad_query, grad_key, grad_value, grad_mask

@@ -18,6 +18,7 @@ from dparray.kernels import resolve
 from dparray.ops._one_d import OnHeightOne
 from dparray.ops._util import check_same_kind
 from dparray.ops._windows import Windows, col2im, im2col
+from dparray.ops.linalg import array_matmul
 from dparray.tensor import Tensor
 
 
@@ -56,7 +57,8 @@ class Conv2d(Function):
         oh, ow = windows.output_size((h, w))
         rows = to_groups(xp, im2col(xp, x, windows, (oh, ow)), g)
         kernel = xp.reshape(weight, (g, oc // g, (c // g) * windows.count))
-        y = xp.reshape(from_groups(xp, kernel @ rows, (n, oc, 1, oh, ow)), (n, oc, oh, ow))
+        product = array_matmul(self.backend)(kernel, rows)
+        y = xp.reshape(from_groups(xp, product, (n, oc, 1, oh, ow)), (n, oc, oh, ow))
         if bias is not None:
             y = y + xp.reshape(bias, (1, oc, 1, 1))
         self.input_shape, self.has_bias = (n, c, h, w), bias is not None
@@ -72,13 +74,15 @@ class Conv2d(Function):
         oh, ow = grad.shape[2], grad.shape[3]
         grad_rows = to_groups(xp, xp.reshape(grad, (n, oc, 1, oh, ow)), g)
         grad_x = grad_weight = grad_bias = None
+        product = array_matmul(self.backend)
         if self.needs_grad(0):
             kernel = xp.reshape(weight, (g, oc // g, (c // g) * windows.count))
-            columns = from_groups(xp, xp.matrix_transpose(kernel) @ grad_rows,
+            columns = from_groups(xp, product(xp.matrix_transpose(kernel), grad_rows),
                                   (n, c, windows.count, oh, ow))
             grad_x = col2im(xp, columns, windows, (h, w), (oh, ow))
         if self.needs_grad(1):
-            grad_weight = xp.reshape(grad_rows @ xp.matrix_transpose(rows), tuple(weight.shape))
+            grad_weight = xp.reshape(product(grad_rows, xp.matrix_transpose(rows)),
+                                     tuple(weight.shape))
         if self.has_bias and self.needs_grad(2):
             grad_bias = xp.sum(grad, axis=(0, 2, 3))
         return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)

@@ -19,6 +19,7 @@ from dparray.ops._one_d import OnHeightOne
 from dparray.ops._util import check_same_kind
 from dparray.ops._windows import Pair, Windows, col2im, im2col
 from dparray.ops.conv import from_groups, to_groups
+from dparray.ops.linalg import array_matmul
 from dparray.tensor import Tensor
 
 
@@ -54,7 +55,7 @@ class ConvTranspose2d(Function):
         size = transposed_size((h, w), windows.kernel, self.stride, self.padding,
                                self.output_padding, self.dilation)
         kernel = xp.reshape(weight, (g, c // g, (oc // g) * windows.count))
-        columns = xp.matrix_transpose(kernel) @ self._input_rows(x)
+        columns = array_matmul(self.backend)(xp.matrix_transpose(kernel), self._input_rows(x))
         y = col2im(xp, from_groups(xp, columns, (n, oc, windows.count, h, w)), windows, size,
                    (h, w))
         if bias is not None:
@@ -72,11 +73,13 @@ class ConvTranspose2d(Function):
         windows = self.windows(tuple(weight.shape))
         rows = to_groups(xp, im2col(xp, grad, windows, (h, w)), g)  # (g, OC/g * K, N * H*W)
         grad_x = grad_weight = grad_bias = None
+        product = array_matmul(self.backend)
         if self.needs_grad(0):
             kernel = xp.reshape(weight, (g, c // g, (oc // g) * windows.count))
-            grad_x = xp.reshape(from_groups(xp, kernel @ rows, (n, c, 1, h, w)), (n, c, h, w))
+            grad_x = xp.reshape(from_groups(xp, product(kernel, rows), (n, c, 1, h, w)),
+                                (n, c, h, w))
         if self.needs_grad(1):
-            grad_weight = xp.reshape(self._input_rows(x) @ xp.matrix_transpose(rows),
+            grad_weight = xp.reshape(product(self._input_rows(x), xp.matrix_transpose(rows)),
                                      tuple(weight.shape))
         if self.has_bias and self.needs_grad(2):
             grad_bias = xp.sum(grad, axis=(0, 2, 3))

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dparray.autograd import Function
+from dparray.backend import Backend
+from dparray.kernels import resolve
 from dparray.ops._util import broadcast_shapes, check_same_kind
 from dparray.tensor import Tensor
+
+
+def array_matmul(backend: Backend) -> Callable[[Any, Any], Any]:
+    """The array product ``(a, b) -> a @ b`` for ``backend``'s arrays: its ``"matmul"`` kernel
+    (NumPy: MKL's products when MKL is installed) or the operator. Every op built on matrix
+    products calls it."""
+    return resolve(backend, "matmul", _operator_matmul)
+
+
+def _operator_matmul(a: Any, b: Any) -> Any:
+    return a @ b
 
 
 class MatMul(Function):
@@ -34,7 +48,7 @@ class MatMul(Function):
                 ) from None
         check_same_kind("matmul", self.backend, a, b)
         self.save(a, b)
-        return a @ b
+        return array_matmul(self.backend)(a, b)
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
         xp = self.xp
@@ -44,14 +58,15 @@ class MatMul(Function):
         batch = grad.shape[:grad.ndim - (a.ndim > 1) - (b.ndim > 1)]
         grad = xp.reshape(grad, (*batch, rows, cols))
         grad_a = grad_b = None
+        product = array_matmul(self.backend)
         if self.needs_grad(0):
             b2 = xp.reshape(b, (-1, 1)) if b.ndim == 1 else b
-            grad_a = grad @ xp.matrix_transpose(b2)
+            grad_a = product(grad, xp.matrix_transpose(b2))
             if a.ndim == 1:
                 grad_a = xp.squeeze(grad_a, axis=-2)
         if self.needs_grad(1):
             a2 = xp.reshape(a, (1, -1)) if a.ndim == 1 else a
-            grad_b = xp.matrix_transpose(a2) @ grad
+            grad_b = product(xp.matrix_transpose(a2), grad)
             if b.ndim == 1:
                 grad_b = xp.squeeze(grad_b, axis=-1)
         return grad_a, grad_b

@@ -13,6 +13,7 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.ops._util import check_same_kind
+from dparray.ops.linalg import array_matmul
 from dparray.tensor import Tensor
 
 
@@ -34,11 +35,12 @@ class Linear(Function):
         xp = self.xp
         self.has_bias = bias is not None
         self.save(x, weight)
+        product = array_matmul(self.backend)
         if x.ndim > 2:  # one matrix product over all rows, not one per leading index
-            rows = xp.reshape(x, (-1, x.shape[-1])) @ xp.matrix_transpose(weight)
+            rows = product(xp.reshape(x, (-1, x.shape[-1])), xp.matrix_transpose(weight))
             out = xp.reshape(rows, (*x.shape[:-1], weight.shape[0]))
         else:
-            out = x @ xp.matrix_transpose(weight)
+            out = product(x, xp.matrix_transpose(weight))
         if bias is None:
             return out
         if out.dtype == bias.dtype:  # into the product, a new array of this op's own
@@ -52,16 +54,19 @@ class Linear(Function):
         out_features, in_features = weight.shape
         has_bias = self.has_bias
         grad_x = None
+        product = array_matmul(self.backend)
         if self.needs_grad(0):
             if grad.ndim > 2:
-                grad_x = xp.reshape(xp.reshape(grad, (-1, out_features)) @ weight, x.shape)
+                grad_x = xp.reshape(product(xp.reshape(grad, (-1, out_features)), weight),
+                                    x.shape)
             else:
-                grad_x = grad @ weight
+                grad_x = product(grad, weight)
         grad_weight = grad_bias = None
         if self.needs_grad(1) or (has_bias and self.needs_grad(2)):
             rows = xp.reshape(grad, (-1, out_features))
             if self.needs_grad(1):
-                grad_weight = xp.matrix_transpose(rows) @ xp.reshape(x, (-1, in_features))
+                grad_weight = product(xp.matrix_transpose(rows),
+                                      xp.reshape(x, (-1, in_features)))
             if has_bias and self.needs_grad(2):
                 grad_bias = xp.sum(rows, axis=0)
         return (grad_x, grad_weight, grad_bias) if has_bias else (grad_x, grad_weight)

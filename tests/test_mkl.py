@@ -1,0 +1,227 @@
+"""MKL's matrix products on the NumPy backend (``backends/_mkl.py``).
+
+``make test`` installs the ``mkl`` extra, whose wheels exist for x86-64 Linux only: there the
+tests require MKL; elsewhere they are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from dparray.backends import _mkl
+
+import dparray as dp
+import dparray.nn.functional as F
+from dparray import kernels
+
+pytestmark = pytest.mark.skipif(
+    not (sys.platform == "linux" and platform.machine() == "x86_64"),
+    reason="the mkl wheels are for x86-64 Linux only")
+
+FLOATS = [np.float32, np.float64]
+TOLERANCE = {np.float32: 1e-5, np.float64: 1e-13}
+
+
+@pytest.fixture
+def every_size(monkeypatch):
+    """MKL takes every product, not only large ones, so small tests reach it; yields the
+    list of MKL calls made (their names)."""
+    assert _mkl.status()[0] is not None, _mkl.status()[1]
+    monkeypatch.setattr(_mkl, "SMALLEST", 0)
+    calls: list[str] = []
+    for name in ("_gemm", "_gemm_batch"):
+        monkeypatch.setattr(_mkl, name, _counted(name, getattr(_mkl, name), calls))
+    return calls
+
+
+def _counted(name, original, calls):
+    def call(*args):
+        calls.append(name)
+        return original(*args)
+
+    return call
+
+
+def _check(a, b):
+    got = _mkl.matmul(a, b)
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert got.shape == expected.shape and got.dtype == a.dtype
+    assert got.flags.c_contiguous
+    scale = max(1.0, float(np.abs(expected).max()))
+    assert float(np.abs(got - expected).max()) <= TOLERANCE[a.dtype.type] * scale * a.shape[-1]
+
+
+def _normal(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_2d_products_in_every_layout(every_size, dtype):
+    rng = np.random.default_rng(0)
+    _check(np.ones((2, 2), dtype), np.ones((2, 2), dtype))
+    assert every_size == ["_gemm"]
+    a, b = _normal(rng, (37, 23), dtype), _normal(rng, (23, 11), dtype)
+    for left in (a, np.asfortranarray(a), _normal(rng, (23, 37), dtype).T, _normal(
+            rng, (74, 23), dtype)[::2], _normal(rng, (37, 30), dtype)[:, 3:26]):
+        for right in (b, np.asfortranarray(b), _normal(rng, (11, 23), dtype).T,
+                      _normal(rng, (23, 22), dtype)[:, ::2]):
+            _check(left, right)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_one_row_one_column_and_vectors_outer(every_size, dtype):
+    rng = np.random.default_rng(1)
+    _check(_normal(rng, (1, 9), dtype), _normal(rng, (9, 5), dtype))
+    _check(_normal(rng, (6, 9), dtype), _normal(rng, (9, 1), dtype))
+    _check(_normal(rng, (6, 1), dtype), _normal(rng, (1, 4), dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_stacks_in_every_layout(every_size, dtype):
+    rng = np.random.default_rng(2)
+    a, b = _normal(rng, (2, 3, 8, 5), dtype), _normal(rng, (2, 3, 5, 7), dtype)
+    for left in (a, np.swapaxes(_normal(rng, (2, 3, 5, 8), dtype), -1, -2), a[:, :, ::2]):
+        for right in (b, np.swapaxes(_normal(rng, (2, 3, 7, 5), dtype), -1, -2),
+                      _normal(rng, (2, 6, 5, 7), dtype)[:, ::2]):
+            _check(left, right)
+    _check(_normal(rng, (4, 6, 3), dtype), _normal(rng, (4, 3, 2), dtype))
+
+
+def test_what_mkl_does_not_take_goes_to_numpy(every_size):
+    rng = np.random.default_rng(3)
+    broadcast = (_normal(rng, (4, 6, 3), np.float64), _normal(rng, (3, 2), np.float64))
+    mixed = (_normal(rng, (4, 3), np.float32), _normal(rng, (3, 2), np.float64))
+    integers = (np.arange(12).reshape(4, 3), np.arange(6).reshape(3, 2))
+    vector = (_normal(rng, (4, 3), np.float64), _normal(rng, 3, np.float64))
+    empty = (np.ones((0, 3), np.float32), np.ones((3, 2), np.float32))
+    for a, b in (broadcast, mixed, integers, vector, empty):
+        got = _mkl.matmul(a, b)
+        expected = a @ b
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_small_products_stay_with_numpy(monkeypatch):
+    calls = []
+    monkeypatch.setattr(_mkl, "_gemm", lambda *args: calls.append(args))
+    small = np.ones((8, 8), np.float32)
+    assert (_mkl.matmul(small, small) == 8).all() and not calls
+    side = round(_mkl.SMALLEST ** (1 / 3)) + 1
+    large = np.ones((side, side), np.float32)
+    _mkl.matmul(large, large)
+    assert len(calls) == 1
+
+
+def test_the_numpy_backend_lists_mkl_and_its_table_has_the_product():
+    backend = dp.get_backend("numpy")
+    assert _mkl.status()[0] is not None
+    assert backend.kernels["matmul"] is _mkl.matmul
+    assert dp.backend.describe(backend)["matrix products"].startswith("MKL ")
+
+
+def test_layers_through_mkl_match_the_reference(every_size):
+    """Linear, matmul and attention, values and gradients, with MKL and with the operator."""
+    rng = np.random.default_rng(4)
+    arrays = {name: _normal(rng, shape, np.float64) for name, shape in {
+        "x": (3, 5, 8), "w": (6, 8), "b": (6,), "q": (3, 2, 5, 4), "k": (3, 2, 7, 4),
+        "v": (3, 2, 7, 4), "m": (3, 8, 4)}.items()}
+
+    def run():
+        t = {name: dp.tensor(a, requires_grad=True) for name, a in arrays.items()}
+        out = F.linear(t["x"], t["w"], t["b"]).sum() + ((t["x"] @ t["m"]) ** 2).sum() \
+            + (F.scaled_dot_product_attention(t["q"], t["k"], t["v"]) ** 2).sum()
+        grads = out.backward()
+        return out.item(), {name: grads[tensor].numpy() for name, tensor in t.items()}
+
+    with kernels.kernels_enabled():
+        value, grads = run()
+    assert {"_gemm", "_gemm_batch"} <= set(every_size)
+    with kernels.reference_only():
+        expected_value, expected_grads = run()
+    assert value == pytest.approx(expected_value, rel=1e-13)
+    for name, grad in grads.items():
+        np.testing.assert_allclose(grad, expected_grads[name], rtol=1e-12, atol=1e-12)
+
+
+def test_a_convolution_through_mkl_matches_the_reference(every_size):
+    rng = np.random.default_rng(5)
+    x, w = _normal(rng, (2, 4, 7, 6), np.float64), _normal(rng, (6, 2, 3, 3), np.float64)
+
+    def run():
+        xt, wt = dp.tensor(x, requires_grad=True), dp.tensor(w, requires_grad=True)
+        out = F.conv2d(xt, wt, padding=1, groups=2)
+        grads = (out ** 2).sum().backward()
+        return out.numpy(), grads[xt].numpy(), grads[wt].numpy()
+
+    with kernels.kernels_enabled():
+        got = run()
+    assert every_size
+    with kernels.reference_only():
+        expected = run()
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_threads_multiplying_at_once_each_get_their_product(every_size):
+    rng = np.random.default_rng(6)
+    pairs = [(_normal(rng, (64, 48), np.float32), _normal(rng, (48, 32), np.float32))
+             for _ in range(8)]
+    results: dict[int, np.ndarray] = {}
+
+    def work(i):
+        for _ in range(20):
+            results[i] = _mkl.matmul(*pairs[i])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(pairs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for i, (a, b) in enumerate(pairs):
+        np.testing.assert_allclose(results[i], a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_data_parallel_region_limits_mkl_threads_and_restores_them():
+    from threadpoolctl import threadpool_info
+
+    def mkl_threads():
+        return [entry["num_threads"] for entry in threadpool_info()
+                if entry["internal_api"] == "mkl"]
+
+    backend = dp.get_backend("numpy")
+    before = mkl_threads()
+    assert before, "MKL is not loaded"
+    with backend.parallel_region(before[0]):
+        assert mkl_threads() == [1]
+    assert mkl_threads() == before
+
+
+PROGRAM = """
+import dparray as dp
+backend = dp.get_backend("numpy")
+print("matmul" in backend.kernels, dp.backend.describe(backend)["matrix products"])
+"""
+
+
+def _run(**environment):
+    env = {**os.environ, **environment}
+    result = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_dparray_blas_openblas_keeps_numpy_s_products():
+    assert _run(DPARRAY_BLAS="openblas") == \
+        "False OpenBLAS (NumPy's; DPARRAY_BLAS=openblas)"
+
+
+def test_the_user_s_threading_layer_is_kept():
+    assert _run(MKL_THREADING_LAYER="SEQUENTIAL").endswith("(SEQUENTIAL threads)")
+    assert _run().endswith("(GNU OpenMP threads)")
