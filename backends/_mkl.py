@@ -36,6 +36,7 @@ CHOICE_VARIABLE = "DPARRAY_BLAS"
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 LP64, GNU_THREADS = 0, 3
 SMALLEST = 1 << 22  # multiply-adds: below, MKL through ctypes was no faster than OpenBLAS
+LARGEST = 1 << 31  # elements of one matrix (LP64: MKL's sizes and strides are 32-bit)
 _TYPES = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
 
 
@@ -47,7 +48,7 @@ def status() -> tuple[Any, str]:
         return None, f"OpenBLAS (NumPy's; {CHOICE_VARIABLE}=openblas)"
     path = _library_path()
     if path is None:
-        return None, "OpenBLAS (NumPy's; pip install mkl for MKL's products)"
+        return None, "OpenBLAS (NumPy's; pip install \"dparray[mkl]\" for MKL's products)"
     try:
         library = ctypes.CDLL(path)
         set_interface = library.MKL_Set_Interface_Layer
@@ -86,7 +87,9 @@ def _suits(a: Any, b: Any) -> bool:
     if a.ndim < 2 or a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2] \
             or a.shape[-1] != b.shape[-2] or a.dtype != b.dtype or a.dtype not in _TYPES:
         return False
-    return a.size * b.shape[-1] >= SMALLEST and a.size > 0 and b.size > 0
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    fits = max(m * k, k * n, m * n) < LARGEST  # every size and stride a 32-bit integer
+    return a.size * n >= SMALLEST and a.size > 0 and b.size > 0 and fits
 
 
 def _gemm(library: Any, a: Any, b: Any) -> np.ndarray:

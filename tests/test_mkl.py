@@ -107,6 +107,32 @@ def test_what_mkl_does_not_take_goes_to_numpy(every_size):
         np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
+def test_matrices_too_large_for_32_bit_sizes_go_to_numpy(every_size, monkeypatch):
+    monkeypatch.setattr(_mkl, "LARGEST", 12)
+    rng = np.random.default_rng(7)
+    a, b = _normal(rng, (4, 3), np.float64), _normal(rng, (3, 4), np.float64)
+    np.testing.assert_array_equal(_mkl.matmul(a, b), a @ b)
+    assert not every_size
+    _check(a[:, :2], b[:2, :2])
+    assert every_size == ["_gemm"]
+
+
+def test_products_are_bitwise_the_same_from_call_to_call_and_at_any_alignment(every_size):
+    """What bitwise-repeatable training (and resuming from a checkpoint) relies on."""
+    rng = np.random.default_rng(8)
+    a, b = _normal(rng, (96, 300), np.float32), _normal(rng, (300, 130), np.float32)
+
+    def copy_at(x, offset):
+        buffer = np.empty(x.size + 16, x.dtype)
+        view = buffer[offset:offset + x.size].reshape(x.shape)
+        view[...] = x
+        return view
+
+    first = _mkl.matmul(a, b)
+    for offset in range(9):
+        assert np.array_equal(_mkl.matmul(copy_at(a, offset), copy_at(b, 8 - offset)), first)
+
+
 def test_small_products_stay_with_numpy(monkeypatch):
     calls = []
     monkeypatch.setattr(_mkl, "_gemm", lambda *args: calls.append(args))
