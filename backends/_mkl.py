@@ -10,22 +10,32 @@ calls ``cblas_?gemm`` / ``cblas_?gemm_batch_strided`` on NumPy's own buffers.
 
 Set once, before MKL's first product:
 
-- the interface layer: 32-bit integers (LP64), the ``ctypes.c_int`` arguments below. If another
-  library in the process already chose 64-bit ones, MKL is not used.
+- the interface layer: 32-bit integers (LP64), the ``ctypes.c_int`` arguments below. If the
+  user asked for 64-bit ones (``MKL_INTERFACE_LAYER=ILP64``), or another library in the process
+  already chose them, MKL is not used.
 - the threading layer: GNU OpenMP, the ``libgomp`` that Numba's ``omp`` layer runs on, so the
   process has one OpenMP runtime and its threads sleep between loops like Numba's
   (``_openmp_setup``), unless the user set ``MKL_THREADING_LAYER``; without ``libgomp``,
-  MKL's default.
+  MKL's default. For ``TBB``, the wheel's ``libtbb`` is loaded first (MKL does not find it).
 
-``DPARRAY_BLAS=openblas`` keeps NumPy's OpenBLAS even with MKL installed. MKL's thread count
-is process-wide like OpenBLAS's; threadpoolctl finds and limits both (``BlasBudget``).
+MKL's thread count holds per calling thread: a DataParallel worker sets its own share
+(``worker_threads``), since the limit threadpoolctl sets in the region's thread does not reach
+the workers. A process forked after MKL's threads started multiplies on one thread: GNU
+OpenMP's thread pool does not survive ``fork``, and a product on it would hang.
+
+``DPARRAY_BLAS=openblas`` keeps NumPy's OpenBLAS even with MKL installed, and so does
+``DPARRAY_KERNELS=reference`` (the ``"matmul"`` kernel is off with the rest of the table).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,22 +44,35 @@ from ._openmp_setup import sleep_between_loops
 
 CHOICE_VARIABLE = "DPARRAY_BLAS"
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
-LP64, GNU_THREADS = 0, 3
+LP64 = 0
+LAYERS = {"INTEL": 0, "SEQUENTIAL": 1, "GNU": 3, "TBB": 4}  # MKL_THREADING_LAYER's names
 SMALLEST = 1 << 22  # multiply-adds: below, MKL through ctypes was no faster than OpenBLAS
 LARGEST = 1 << 31  # elements of one matrix (LP64: MKL's sizes and strides are 32-bit)
 _TYPES = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
+_lock = threading.Lock()
+
+
+def status() -> tuple[Any, str]:
+    """``(library, why)``: the loaded ``libmkl_rt`` or None, and a line saying which BLAS the
+    products use and why. Loads and sets up MKL on the first call, once."""
+    with _lock:
+        return _load()
 
 
 @functools.cache
-def status() -> tuple[Any, str]:
-    """``(library, why)``: the loaded ``libmkl_rt`` or None, and a line saying which BLAS the
-    products use and why."""
+def _load() -> tuple[Any, str]:
     if os.environ.get(CHOICE_VARIABLE, "").strip().lower() == "openblas":
         return None, f"OpenBLAS (NumPy's; {CHOICE_VARIABLE}=openblas)"
+    if os.environ.get("MKL_INTERFACE_LAYER", "").strip().upper().startswith("ILP64"):
+        return None, "OpenBLAS (NumPy's; MKL_INTERFACE_LAYER asks for 64-bit integers)"
     path = _library_path()
     if path is None:
         return None, "OpenBLAS (NumPy's; pip install \"dparray[mkl]\" for MKL's products)"
+    chosen = os.environ.get("MKL_THREADING_LAYER", "").strip().upper()
     try:
+        if chosen == "TBB":
+            for tbb in sorted(Path(path).parent.glob("libtbb.so*")):
+                ctypes.CDLL(str(tbb), mode=ctypes.RTLD_GLOBAL)
         library = ctypes.CDLL(path)
         set_interface = library.MKL_Set_Interface_Layer
         set_threading = library.MKL_Set_Threading_Layer
@@ -57,15 +80,31 @@ def status() -> tuple[Any, str]:
         return None, f"OpenBLAS (NumPy's; MKL at {path} did not load: {error})"
     if set_interface(LP64) != LP64:
         return None, "OpenBLAS (NumPy's; MKL was set to 64-bit integers in this process)"
-    gnu = False
-    if "MKL_THREADING_LAYER" not in os.environ:
+    if not chosen:
         sleep_between_loops()  # before libgomp loads, just below
-        gnu = _gnu_openmp_loads() and set_threading(GNU_THREADS) == GNU_THREADS
+        gnu = _gnu_openmp_loads() and set_threading(LAYERS["GNU"]) == LAYERS["GNU"]
+        layer = "GNU OpenMP" if gnu else "MKL's default"
+    else:
+        layer = chosen if chosen in LAYERS else f"MKL_THREADING_LAYER={chosen}"
     _declare(library)
+    os.register_at_fork(after_in_child=lambda: library.MKL_Set_Num_Threads(1))
     from importlib import metadata
 
-    layer = os.environ.get("MKL_THREADING_LAYER", "GNU OpenMP" if gnu else "MKL's default")
     return library, f"MKL {metadata.version('mkl')} ({layer} threads)"
+
+
+@contextlib.contextmanager
+def worker_threads(count: int, cores: int) -> Iterator[None]:
+    """Within the block, this thread's MKL products use ``cores // count`` threads."""
+    library = status()[0]
+    if library is None:
+        yield
+        return
+    previous = library.MKL_Set_Num_Threads_Local(max(1, cores // max(1, count)))
+    try:
+        yield
+    finally:
+        library.MKL_Set_Num_Threads_Local(previous)
 
 
 def matmul(a: Any, b: Any) -> np.ndarray:
@@ -88,7 +127,8 @@ def _suits(a: Any, b: Any) -> bool:
             or a.shape[-1] != b.shape[-2] or a.dtype != b.dtype or a.dtype not in _TYPES:
         return False
     (m, k), n = a.shape[-2:], b.shape[-1]
-    fits = max(m * k, k * n, m * n) < LARGEST  # every size and stride a 32-bit integer
+    count = a.size // max(1, m * k)
+    fits = max(m * k, k * n, m * n, count) < LARGEST  # every size and stride a 32-bit int
     return a.size * n >= SMALLEST and a.size > 0 and b.size > 0 and fits
 
 

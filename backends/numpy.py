@@ -4,9 +4,9 @@ Making the backend raises glibc's limits on the freed memory it keeps for reuse
 (``_malloc_setup``), so that a training step's arrays land on pages already mapped.
 ``erf`` uses SciPy's when SciPy is installed (about 7x faster than the generic one, which NumPy
 alone must use since it has no ``erf``); both are accurate to float64 precision. ``kernels`` is
-the table of Numba-compiled fused ops (``_numpy_kernels.py``), built on first use; without
-Numba it is empty and every op runs its array-API reference. With the ``mkl`` package
-installed, matrix products go through MKL rather than NumPy's OpenBLAS (``_mkl``).
+the table of Numba-compiled fused ops (``_numpy_kernels.py``), built on first use, and, with
+the ``mkl`` package installed, ``"matmul"``: matrix products through MKL rather than NumPy's
+OpenBLAS (``_mkl``). Without Numba every other op runs its array-API reference.
 """
 
 from __future__ import annotations
@@ -22,10 +22,13 @@ import numpy as np
 
 from dparray._system import available_cores
 from dparray.backend import RandomGenerator
+from dparray.kernels import ENABLED_BY_ENVIRONMENT
+from dparray.kernels import ENV_VAR as KERNELS_VARIABLE
 
 from ._host_random import HostRandom
 from ._malloc_setup import keep_freed_memory
 from ._mkl import status as _mkl_status
+from ._mkl import worker_threads as mkl_worker_threads
 from ._numba_setup import status as _numba_status
 from ._numba_setup import worker_threads
 from .array_api import ArrayAPIBackend
@@ -71,8 +74,9 @@ class NumPyBackend(ArrayAPIBackend):
 
     @contextlib.contextmanager
     def worker(self, index: int, count: int) -> Iterator[None]:
-        """Worker ``index``'s compiled kernels use its share of the cores."""
-        with worker_threads(count):
+        """Worker ``index``'s compiled kernels, and its MKL products, use its share of the
+        cores (both count threads per calling thread)."""
+        with worker_threads(count), mkl_worker_threads(count, available_cores()):
             yield
 
     @functools.cached_property
@@ -85,7 +89,7 @@ class NumPyBackend(ArrayAPIBackend):
     def describe(self) -> dict[str, str]:
         facts = super().describe()
         facts["kernels"] = _kernel_status()
-        facts["matrix products"] = _mkl_status()[1]
+        facts["matrix products"] = _products_status()
         return facts
 
 
@@ -139,6 +143,12 @@ def _scipy_erf() -> Any:
     except ImportError:
         return None
     return erf
+
+
+def _products_status() -> str:
+    if _mkl_status()[0] is not None and not ENABLED_BY_ENVIRONMENT:
+        return f"OpenBLAS (NumPy's; {KERNELS_VARIABLE}=reference)"
+    return _mkl_status()[1]
 
 
 def _kernel_status() -> str:

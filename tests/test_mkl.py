@@ -228,6 +228,32 @@ def test_a_data_parallel_region_limits_mkl_threads_and_restores_them():
     assert mkl_threads() == before
 
 
+class ThreadsSeen(dp.nn.Module):
+    """Records, per call, how many threads MKL would use in the calling thread."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = dp.nn.Parameter(dp.ones(3))
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append((threading.get_ident(), _mkl.status()[0].MKL_Get_Max_Threads()))
+        return x * self.weight
+
+
+def test_each_data_parallel_worker_multiplies_on_its_share_of_the_cores():
+    """MKL's thread count holds per thread: the region's limit must be set in each worker."""
+    from dparray._system import available_cores
+
+    module = ThreadsSeen()
+    main_threads = _mkl.status()[0].MKL_Get_Max_Threads()
+    model = dp.DataParallel(module, 2, execution="threads")
+    model(dp.ones((4, 3))).sum().backward()
+    workers = [count for ident, count in module.seen if ident != threading.get_ident()]
+    assert workers and set(workers) == {max(1, available_cores() // 2)}
+    assert _mkl.status()[0].MKL_Get_Max_Threads() == main_threads
+
+
 PROGRAM = """
 import dparray as dp
 backend = dp.get_backend("numpy")
@@ -235,10 +261,10 @@ print("matmul" in backend.kernels, dp.backend.describe(backend)["matrix products
 """
 
 
-def _run(**environment):
+def _run(program=PROGRAM, **environment):
     env = {**os.environ, **environment}
-    result = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
-                            env=env)
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
@@ -248,6 +274,63 @@ def test_dparray_blas_openblas_keeps_numpy_s_products():
         "False OpenBLAS (NumPy's; DPARRAY_BLAS=openblas)"
 
 
-def test_the_user_s_threading_layer_is_kept():
-    assert _run(MKL_THREADING_LAYER="SEQUENTIAL").endswith("(SEQUENTIAL threads)")
-    assert _run().endswith("(GNU OpenMP threads)")
+def test_kernels_off_means_openblas_and_info_says_so():
+    assert _run(DPARRAY_KERNELS="reference") == \
+        "True OpenBLAS (NumPy's; DPARRAY_KERNELS=reference)"
+
+
+def test_a_64_bit_interface_asked_for_keeps_openblas():
+    assert _run(MKL_INTERFACE_LAYER="ILP64") == \
+        "False OpenBLAS (NumPy's; MKL_INTERFACE_LAYER asks for 64-bit integers)"
+
+
+PRODUCT = """
+import numpy as np
+from dparray.backends import _mkl
+a = np.ones((300, 300))
+assert (_mkl.matmul(a, a) == 300).all()
+print(_mkl.status()[1])
+"""
+
+
+@pytest.mark.parametrize("layer", ["SEQUENTIAL", "INTEL", "TBB"])
+def test_the_user_s_threading_layer_is_kept_and_multiplies(layer):
+    assert _run(PRODUCT, MKL_THREADING_LAYER=layer).endswith(f"({layer} threads)")
+
+
+def test_by_default_mkl_runs_on_gnu_openmp():
+    assert _run(PRODUCT).endswith("(GNU OpenMP threads)")
+
+
+FORK = """
+import os
+import numpy as np
+from dparray.backends import _mkl
+a = np.ones((800, 800))
+_mkl.matmul(a, a)  # MKL's OpenMP threads are running now
+child = os.fork()
+if child == 0:
+    ok = (_mkl.matmul(a, a) == 800).all() and _mkl.status()[0].MKL_Get_Max_Threads() == 1
+    os._exit(0 if ok else 3)
+print(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
+"""
+
+
+def test_a_forked_child_multiplies_on_one_thread_instead_of_hanging():
+    assert _run(FORK) == "0"
+
+
+FIRST_CALLS = """
+import threading
+from dparray.backends import _mkl
+threads = [threading.Thread(target=_mkl.status) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(_mkl._load.cache_info().misses)
+"""
+
+
+def test_threads_asking_at_once_load_mkl_once():
+    assert _run(FIRST_CALLS) == "1"
