@@ -55,8 +55,15 @@ _lock = threading.Lock()
 def status() -> tuple[Any, str]:
     """``(library, why)``: the loaded ``libmkl_rt`` or None, and a line saying which BLAS the
     products use and why. Loads and sets up MKL on the first call, once."""
-    with _lock:
-        return _load()
+    global _status
+    if _status is None:
+        with _lock:
+            if _status is None:
+                _status = _load()
+    return _status
+
+
+_status: tuple[Any, str] | None = None
 
 
 @functools.cache
@@ -112,9 +119,11 @@ def matmul(a: Any, b: Any) -> np.ndarray:
     better: float32/float64 operands of one dtype, 2-D or stacks of the same leading shape,
     none empty, and at least ``SMALLEST`` multiply-adds (below, calling MKL through ``ctypes``
     costs more than it saves)."""
+    if b.ndim < 2 or a.size * b.shape[-1] < SMALLEST:  # first, as most products are small
+        return a @ b  # the operator: a microsecond faster than np.matmul's call
     library = status()[0]
     if library is None or not _suits(a, b):
-        return a @ b  # the operator: a microsecond faster than np.matmul's call
+        return a @ b
     if a.ndim == 2:
         return _gemm(library, a, b)
     batch = a.shape[:-2]
@@ -129,7 +138,7 @@ def _suits(a: Any, b: Any) -> bool:
     (m, k), n = a.shape[-2:], b.shape[-1]
     count = a.size // max(1, m * k)
     fits = max(m * k, k * n, m * n, count) < LARGEST  # every size and stride a 32-bit int
-    return a.size * n >= SMALLEST and a.size > 0 and b.size > 0 and fits
+    return a.size > 0 and b.size > 0 and fits
 
 
 def _gemm(library: Any, a: Any, b: Any) -> np.ndarray:
