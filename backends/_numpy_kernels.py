@@ -39,8 +39,15 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _floating(*arrays: Any) -> bool:
     """Whether every array is float32/float64 and they share one dtype."""
-    dtypes = {a.dtype for a in arrays if a is not None}
-    return len(dtypes) == 1 and dtypes.pop() in FLOATS
+    dtype = None
+    for array in arrays:
+        if array is None:
+            continue
+        if dtype is None:
+            dtype = array.dtype
+        elif array.dtype != dtype:
+            return False
+    return dtype in FLOATS
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
@@ -56,8 +63,8 @@ class NormalizationKernel(Fallback, _norm.Normalization):
         self.input_shape = tuple(x.shape)
         view = np.ascontiguousarray(np.reshape(x, self.view_shape(self.input_shape)))
         size = view.shape[1]
-        w = np.ones(size, x.dtype) if weight is None else np.ascontiguousarray(weight).reshape(-1)
-        b = np.zeros(size, x.dtype) if bias is None else np.ascontiguousarray(bias).reshape(-1)
+        w = np.ones(size, x.dtype) if weight is None else weight.ravel()
+        b = np.zeros(size, x.dtype) if bias is None else bias.ravel()
         out = np.empty_like(view)
         statistics = view.shape[0] if self.layout == "rows" else size
         mean_out = np.empty(statistics, np.float64)
@@ -83,7 +90,7 @@ class NormalizationKernel(Fallback, _norm.Normalization):
         dy = np.ascontiguousarray(np.reshape(grad, view.shape), dtype=view.dtype)
         size = view.shape[1]
         w = np.ones(size, view.dtype) if weight is None else \
-            np.ascontiguousarray(weight).reshape(-1)
+            weight.ravel()
         dx = np.empty_like(view)
         if self.layout == "rows":
             blocks = min(16, view.shape[0])
@@ -114,7 +121,7 @@ class GeluKernel(Fallback, Gelu):
         if not _floating(x):
             return self.reference_forward(x)
         loops = _loops()
-        flat = np.ascontiguousarray(x).reshape(-1)
+        flat = x.ravel()
         out, kept = np.empty_like(flat), np.empty_like(flat)
         self.shape = tuple(x.shape)
         if self.approximate == "tanh":
@@ -162,8 +169,8 @@ class ReluKernel(Fallback, Relu):
         if not _floating(x, grad):
             return self.reference_backward(grad)
         out = np.empty(x.shape, x.dtype)
-        _loops().relu_backward(np.ascontiguousarray(grad).reshape(-1),
-                               np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+        _loops().relu_backward(grad.ravel(),
+                               x.ravel(), out.reshape(-1))
         return out
 
 
@@ -178,8 +185,8 @@ class SquaredErrorKernel(Fallback, SquaredError):
         if self.reduction == "none" or not count or not _floating(input, target):
             return self.reference_forward(input, target)  # (the shapes are one: mse_loss checks)
         difference = np.empty(input.shape, input.dtype)
-        total = _loops().squared_difference_sum(np.ascontiguousarray(input).reshape(-1),
-                                                np.ascontiguousarray(target).reshape(-1),
+        total = _loops().squared_difference_sum(input.ravel(),
+                                                target.ravel(),
                                                 difference.reshape(-1))
         self.save(difference)
         return np.asarray(total / count if self.reduction == "mean" else total, input.dtype)
@@ -394,7 +401,7 @@ class ConvKernel(Fallback, Conv2d):
         y = matmul(kernel, grouped).reshape(oc, n, out[0] * out[1])
         result = np.empty((n, oc, out[0], out[1]), y.dtype)
         image_major = result.reshape(n, oc, out[0] * out[1])  # (not -1: n may be 0)
-        flat_bias = None if bias is None else np.ascontiguousarray(bias).reshape(-1)
+        flat_bias = None if bias is None else bias.ravel()
         _loops().swap_leading_axes(y, flat_bias, image_major)  # images first, bias added
         self.input_shape, self.has_bias = (n, c, h, w), bias is not None
         self.save(grouped, weight)
@@ -484,10 +491,10 @@ def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str,
     step = state.get("step", 0) + 1
     m, v = state.get("exp_avg"), state.get("exp_avg_sq")
     first = m is None
-    flat_p = np.ascontiguousarray(param).reshape(-1)
-    flat_g = np.ascontiguousarray(grad).reshape(-1)
-    flat_m = flat_g if first else np.ascontiguousarray(m).reshape(-1)
-    flat_v = flat_g if first else np.ascontiguousarray(v).reshape(-1)
+    flat_p = param.ravel()
+    flat_g = grad.ravel()
+    flat_m = flat_g if first else m.ravel()
+    flat_v = flat_g if first else v.ravel()
     out, m_out, v_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
     _loops().adam_update(flat_p, flat_g, flat_m, flat_v, first, lr, beta1, beta2, group["eps"],
                          group["weight_decay"], optimizer.decoupled,
@@ -505,9 +512,9 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
     buffer = state.get("momentum_buffer")
     first = buffer is None
-    flat_p = np.ascontiguousarray(param).reshape(-1)
-    flat_g = np.ascontiguousarray(grad).reshape(-1)
-    flat_b = flat_g if first else np.ascontiguousarray(buffer).reshape(-1)
+    flat_p = param.ravel()
+    flat_g = grad.ravel()
+    flat_b = flat_g if first else buffer.ravel()
     out, buffer_out = np.empty_like(flat_p), np.empty_like(flat_p)
     momentum = group["momentum"]
     _loops().sgd_update(flat_p, flat_g, flat_b, first, group["lr"], momentum,
