@@ -31,6 +31,7 @@ lint: $(VENV)/.installed-dev
 
 test: lint
 	$(PY) -m pytest
+	$(PY) -m pytest bench --benchmark-skip -q  # the benchmarks' own agreement checks, untimed
 
 bench: $(VENV)/.installed-dev
 	$(PY) -m pytest bench --benchmark-only --benchmark-json=.benchmarks/bench.json -q

@@ -493,8 +493,8 @@ def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str,
     first = m is None
     flat_p = param.ravel()
     flat_g = grad.ravel()
-    flat_m = flat_g if first else m.ravel()
-    flat_v = flat_g if first else v.ravel()
+    flat_m = flat_g if m is None else m.ravel()
+    flat_v = flat_g if v is None else v.ravel()
     out, m_out, v_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
     _loops().adam_update(flat_p, flat_g, flat_m, flat_v, first, lr, beta1, beta2, group["eps"],
                          group["weight_decay"], optimizer.decoupled,
@@ -514,7 +514,7 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     first = buffer is None
     flat_p = param.ravel()
     flat_g = grad.ravel()
-    flat_b = flat_g if first else buffer.ravel()
+    flat_b = flat_g if buffer is None else buffer.ravel()
     out, buffer_out = np.empty_like(flat_p), np.empty_like(flat_p)
     momentum = group["momentum"]
     _loops().sgd_update(flat_p, flat_g, flat_b, first, group["lr"], momentum,

@@ -69,6 +69,9 @@ def print_dataparallel(workloads: list[dict]) -> None:
     """Medians (ms) of each workload's configurations, timed round-robin in one loop, and
     the ratios the goals are stated in."""
     print("Workloads: forward + backward + Adam step, medians of interleaved runs (ms)")
+    products = {info["products"] for info in workloads if "products" in info}
+    if products:
+        print(f"  dparray's matrix products: {', '.join(sorted(products))}")
     print(f"  {'':7}" + "".join(f"{title:>11}" for _, title in COLUMNS))
     for info in workloads:
         cells = "".join(f"{info[key] * 1e3:11.2f}" if key in info else f"{'-':>11}"

@@ -134,5 +134,6 @@ def test_interleaved(benchmark, name):
         peaks = {c: _peak_mib(s) for c, s in steps.items() if c != "pytorch"}
         benchmark.pedantic(measure, rounds=1, iterations=1)
     auto = {c: AUTO_CHOICES[name, c] for c in steps if (name, c) in AUTO_CHOICES}
+    products = dp.backend.describe(dp.get_backend("numpy")).get("matrix products", "?")
     benchmark.extra_info.update(workload=name, description=WORKLOADS[name].description,
-                                peaks=peaks, auto=auto, **medians)
+                                peaks=peaks, auto=auto, products=products, **medians)
