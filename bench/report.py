@@ -53,12 +53,12 @@ def print_allreduce(results: dict) -> None:
 
 
 # (issue goals: ratios of medians in one run; "best" is the best dparray configuration)
-GOALS = {"W1": "best <= 0.9x PyTorch; DP 2 >= 1.6x 1-thread",
+GOALS = {"W1": "best <= 0.9x PyTorch; DP 2 >= 1.6x 1 core",
          "W2": "best <= 0.55x PyTorch",
-         "W3": "best <= 1.0x PyTorch; DP 2 >= 1.6x 1-thread",
+         "W3": "best <= 1.0x PyTorch; DP 2 >= 1.6x 1 core",
          "W4": "best <= 1.0x PyTorch", "W5": "best <= 0.9x PyTorch",
          "W6": "best <= 1.1x PyTorch"}
-COLUMNS = [("unwrapped", "unwrapped"), ("unwrapped_1_blas_thread", "1 BLAS thr"),
+COLUMNS = [("unwrapped", "unwrapped"), ("unwrapped_1_core", "1 core"),
            ("dataparallel_1", "DP 1"), ("dataparallel_2", "DP 2"),
            ("dataparallel_2_threads", "DP 2 thr"), ("dataparallel_2_inline", "DP 2 inl"),
            ("dataparallel_4", "DP 4"), ("pytorch", "PyTorch")]
@@ -77,14 +77,14 @@ def print_dataparallel(workloads: list[dict]) -> None:
         cells = "".join(f"{info[key] * 1e3:11.2f}" if key in info else f"{'-':>11}"
                         for key, _ in COLUMNS)
         print(f"  {info['workload']:7}{cells}")
-    print("\n  ratios: best dparray / PyTorch; DP 2 speed-up over 1 BLAS thread; auto (DP 2) "
+    print("\n  ratios: best dparray / PyTorch; DP 2 speed-up over 1 core; auto (DP 2) "
           "/ better of threads and inline, and what auto chose; peak MiB of a step (best "
           "configuration)")
     for info in workloads:
         best_key = min(DPARRAY, key=lambda key: info.get(key, float("inf")))
         best = info[best_key]
         torch = f"{best / info['pytorch']:5.2f}x" if "pytorch" in info else "    -"
-        speedup = info["unwrapped_1_blas_thread"] / info["dataparallel_2"]
+        speedup = info["unwrapped_1_core"] / info["dataparallel_2"]
         better = min(info["dataparallel_2_threads"], info["dataparallel_2_inline"])
         auto = info["dataparallel_2"] / better
         chose = info.get("auto", {}).get("dataparallel_2", "?")
