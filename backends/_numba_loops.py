@@ -247,6 +247,14 @@ def gelu_tanh_backward(grad, x, t, out):  # pragma: no cover - compiled
 
 
 @jit
+def relu(x, out):  # pragma: no cover - compiled
+    """``max(x, 0)`` as NumPy's ``maximum(x, 0)`` gives it: NaN stays NaN, -0.0 becomes 0."""
+    for i in prange(x.shape[0]):
+        value = x[i]
+        out[i] = value if value > 0 or value != value else 0.0
+
+
+@jit
 def relu_backward(grad, x, out):  # pragma: no cover - compiled
     """``grad * (x > 0)``, as the reference multiplies (an infinite or NaN ``grad`` where
     ``x <= 0`` gives NaN, not 0)."""
@@ -641,6 +649,7 @@ def _call_every_loop() -> None:
         gelu_tanh_inner(v, v.copy())
         gelu_tanh_forward(v, v, v.copy())
         gelu_tanh_backward(v, v, v, v.copy())
+        relu(v, v.copy())
         relu_backward(v, v, v.copy())
         shift_rows(x, x.copy(), False)
         shift_rows(x, x.copy(), True)

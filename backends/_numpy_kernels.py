@@ -161,12 +161,20 @@ class GeluKernel(Fallback, Gelu):
 
 
 class ReluKernel(Fallback, Relu):
-    """ReLU's backward in one compiled pass; the reference makes a mask, casts it to the
+    """ReLU on every core each way; the reference's backward makes a mask, casts it to the
     gradient's dtype and multiplies, three passes."""
+
+    def forward(self, x: Any) -> Any:
+        if not _floating(x):
+            return self.reference_forward(x)
+        self.save(x)
+        out = np.empty(x.shape, x.dtype)
+        _loops().relu(x.ravel(), out.reshape(-1))
+        return out
 
     def backward(self, grad: Any) -> Any:
         (x,) = self.saved
-        if not _floating(x, grad):
+        if self.fallback or not _floating(x, grad):
             return self.reference_backward(grad)
         out = np.empty(x.shape, x.dtype)
         _loops().relu_backward(grad.ravel(),

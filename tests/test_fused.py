@@ -278,6 +278,24 @@ def test_gelu_at_huge_and_non_finite_inputs(dtype, backend, kernels):
     np.testing.assert_array_equal(grad, [1, 0, 1, np.nan, np.nan, np.nan, 1, 0, 0.5])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [9, 40_000])  # below and above the serial-loop threshold
+def test_relu_is_maximum_with_zero_bit_for_bit(dtype, size, backend, kernels):
+    """NaN stays NaN, -0.0 becomes +0.0 and the smallest subnormal stays, as ``maximum(x, 0)``
+    gives them; the gradient is 1 above 0 and 0 elsewhere, NaN where the gradient is."""
+    special = np.array([np.nan, -0.0, 0.0, -1.0, 2.0, np.inf, -np.inf,
+                        np.finfo(dtype).smallest_subnormal, -np.finfo(dtype).smallest_subnormal],
+                       dtype)
+    x = np.resize(special, size)
+    t = to_tensor(x, requires_grad=True)
+    y = F.relu(t).numpy()
+    expected = np.maximum(x, 0)
+    np.testing.assert_array_equal(y, expected)
+    np.testing.assert_array_equal(np.signbit(y), np.signbit(expected))
+    grad = F.relu(t).backward(to_tensor(np.full(size, 3.0, dtype)))[t].numpy()
+    np.testing.assert_array_equal(grad, np.where(x > 0, 3.0, 0.0).astype(dtype))
+
+
 def test_gelu_matches_the_error_function(backend, kernels, rng):
     for approximate in ("none", "tanh"):
         x = to_tensor(rng.standard_normal((5, 7)) * 3, requires_grad=True)
