@@ -47,7 +47,7 @@ def _floating(*arrays: Any) -> bool:
             dtype = array.dtype
         elif array.dtype != dtype:
             return False
-    return dtype in FLOATS
+    return dtype is not None and dtype in FLOATS  # (NumPy: dtype("float64") == None)
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):

@@ -69,6 +69,17 @@ class NumPyMLP:
         self.t = 0
 
     def step(self, x, y):
+        loss, grads = self.gradients(x, y)
+        self.t += 1
+        for i, grad in enumerate(grads):
+            self.m[i] = BETA1 * self.m[i] + (1 - BETA1) * grad
+            self.v[i] = BETA2 * self.v[i] + (1 - BETA2) * grad * grad
+            denominator = np.sqrt(self.v[i]) * (1 / math.sqrt(1 - BETA2**self.t)) + EPS
+            self.params[i] = self.params[i] - LR / (1 - BETA1**self.t) * (self.m[i] / denominator)
+        return loss
+
+    def gradients(self, x, y):
+        """The loss and the gradients of the parameters, in their order."""
         w1, b1, w2, b2, w3, b3 = self.params
         h1 = mm(x, w1.T) + b1
         a1 = np.maximum(h1, 0.0)
@@ -87,20 +98,28 @@ class NumPyMLP:
         grads[2], grads[3] = mm(g.T, a1), g.sum(axis=0)
         g = mm(g, w2) * (h1 > 0)
         grads[0], grads[1] = mm(g.T, x), g.sum(axis=0)
-        self.t += 1
-        for i, grad in enumerate(grads):
-            self.m[i] = BETA1 * self.m[i] + (1 - BETA1) * grad
-            self.v[i] = BETA2 * self.v[i] + (1 - BETA2) * grad * grad
-            denominator = np.sqrt(self.v[i]) * (1 / math.sqrt(1 - BETA2**self.t)) + EPS
-            self.params[i] = self.params[i] - LR / (1 - BETA1**self.t) * (self.m[i] / denominator)
-        return loss
+        return loss, grads
+
+
+def test_gradients_agree(data):
+    """Every parameter's gradient, to float32 rounding of the largest one."""
+    x, y = data
+    _, model = make_dparray_step(x, y)
+    reference = NumPyMLP([p.numpy() for p in model.parameters()])
+    loss = F.cross_entropy(model(dp.tensor(x)), dp.tensor(y))
+    grads = loss.backward()
+    expected_loss, expected = reference.gradients(x, y)
+    assert loss.item() == pytest.approx(float(expected_loss), rel=1e-5)
+    for p, g in zip(model.parameters(), expected, strict=True):
+        np.testing.assert_allclose(grads[p].numpy(), g, rtol=1e-4,
+                                   atol=1e-5 * float(np.abs(g).max()))
 
 
 def test_steps_agree(data):
-    """The first step's update, and the loss after it. Adam moves a parameter by about
+    """Two steps: the first update, and the loss after it. Adam moves a parameter by about
     ``lr * sign(grad)`` whatever the gradient's size, so where a gradient is near 0 float32
     rounding in either program shows in the update (more so in later steps, whose moments
-    mix gradients of both signs); a wrong gradient moves a parameter by up to ``lr``."""
+    mix gradients of both signs); the gradients themselves are checked above."""
     x, y = data
     step, model = make_dparray_step(x, y)
     reference = NumPyMLP([p.numpy() for p in model.parameters()])
