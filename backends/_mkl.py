@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -66,7 +65,6 @@ def status() -> tuple[Any, str]:
 _status: tuple[Any, str] | None = None
 
 
-@functools.cache
 def _load() -> tuple[Any, str]:
     if os.environ.get(CHOICE_VARIABLE, "").strip().lower() == "openblas":
         return None, f"OpenBLAS (NumPy's; {CHOICE_VARIABLE}=openblas)"

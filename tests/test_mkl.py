@@ -323,12 +323,14 @@ def test_a_forked_child_multiplies_on_one_thread_instead_of_hanging():
 FIRST_CALLS = """
 import threading
 from dparray.backends import _mkl
+loads, load = [], _mkl._load
+_mkl._load = lambda: loads.append(1) or load()
 threads = [threading.Thread(target=_mkl.status) for _ in range(8)]
 for thread in threads:
     thread.start()
 for thread in threads:
     thread.join()
-print(_mkl._load.cache_info().misses)
+print(len(loads))
 """
 
 
