@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from dparray._system import core_share
+
 from ._openmp_setup import sleep_between_loops
 
 CHOICE_VARIABLE = "DPARRAY_BLAS"
@@ -99,13 +101,14 @@ def _load() -> tuple[Any, str]:
 
 
 @contextlib.contextmanager
-def worker_threads(count: int, cores: int) -> Iterator[None]:
-    """Within the block, this thread's MKL products use ``cores // count`` threads."""
+def worker_threads(count: int) -> Iterator[None]:
+    """Within the block, this thread's MKL products use its share of the cores: ``cores //
+    count``."""
     library = status()[0]
     if library is None:
         yield
         return
-    previous = library.MKL_Set_Num_Threads_Local(max(1, cores // max(1, count)))
+    previous = library.MKL_Set_Num_Threads_Local(core_share(count))
     try:
         yield
     finally:

@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from dparray._system import available_cores
+from dparray._system import core_share
 
 from ._openmp_setup import sleep_between_loops
 
@@ -121,7 +121,7 @@ def worker_threads(count: int) -> Iterator[None]:
     import numba
 
     previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(previous, available_cores() // max(1, count))))
+    numba.set_num_threads(min(previous, core_share(count)))
     try:
         yield
     finally:

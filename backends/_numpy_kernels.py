@@ -32,6 +32,7 @@ from dparray.ops.squared_error import SquaredError
 
 from ._fallback import Fallback, LastAxisFallback
 from ._mkl import matmul
+from ._mkl import status as mkl_status
 from ._numba_setup import launch
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -89,8 +90,7 @@ class NormalizationKernel(Fallback, _norm.Normalization):
         view, mean, rstd, weight = self.saved
         dy = np.ascontiguousarray(np.reshape(grad, view.shape), dtype=view.dtype)
         size = view.shape[1]
-        w = np.ones(size, view.dtype) if weight is None else \
-            weight.ravel()
+        w = np.ones(size, view.dtype) if weight is None else weight.ravel()
         dx = np.empty_like(view)
         if self.layout == "rows":
             blocks = min(16, view.shape[0])
@@ -177,8 +177,7 @@ class ReluKernel(Fallback, Relu):
         if self.fallback or not _floating(x, grad):
             return self.reference_backward(grad)
         out = np.empty(x.shape, x.dtype)
-        _loops().relu_backward(grad.ravel(),
-                               x.ravel(), out.reshape(-1))
+        _loops().relu_backward(grad.ravel(), x.ravel(), out.reshape(-1))
         return out
 
 
@@ -193,8 +192,7 @@ class SquaredErrorKernel(Fallback, SquaredError):
         if self.reduction == "none" or not count or not _floating(input, target):
             return self.reference_forward(input, target)  # (the shapes are one: mse_loss checks)
         difference = np.empty(input.shape, input.dtype)
-        total = _loops().squared_difference_sum(input.ravel(),
-                                                target.ravel(),
+        total = _loops().squared_difference_sum(input.ravel(), target.ravel(),
                                                 difference.reshape(-1))
         self.save(difference)
         return np.asarray(total / count if self.reduction == "mean" else total, input.dtype)
@@ -571,10 +569,9 @@ def _loops() -> Any:
 def table() -> dict[str, Any]:
     """The kernels, by op name: ``"matmul"`` when MKL is installed (``_mkl``), and the compiled
     ops when Numba can run them here (``_numba_setup``)."""
-    from ._mkl import status
     from ._numba_setup import usable
 
-    products = {} if status()[0] is None else {"matmul": matmul}
+    products = {} if mkl_status()[0] is None else {"matmul": matmul}
     if not usable():
         return products
     return {

@@ -20,7 +20,7 @@ from typing import Any
 import array_api_compat.numpy as xp
 import numpy as np
 
-from dparray._system import available_cores
+from dparray._system import core_share
 from dparray.backend import RandomGenerator
 from dparray.kernels import ENABLED_BY_ENVIRONMENT
 from dparray.kernels import ENV_VAR as KERNELS_VARIABLE
@@ -76,7 +76,7 @@ class NumPyBackend(ArrayAPIBackend):
     def worker(self, index: int, count: int) -> Iterator[None]:
         """Worker ``index``'s compiled kernels, and its MKL products, use its share of the
         cores (both count threads per calling thread)."""
-        with worker_threads(count), mkl_worker_threads(count, available_cores()):
+        with worker_threads(count), mkl_worker_threads(count):
             yield
 
     @functools.cached_property
@@ -97,11 +97,12 @@ class BlasBudget:
     """The BLAS thread count while data-parallel regions run: the cores divided among the
     workers, so ``k`` workers never start ``k x cores`` BLAS threads.
 
-    The count of OpenBLAS (and of MKL, when it makes the products) is process-wide, not per
-    thread, so it is set once when the first region starts and restored when the last one ends
-    (regions of several callers may overlap; the first one's share holds until all are done).
-    Through threadpoolctl, which limits the BLAS libraries loaded when it first looks: MKL is
-    loaded before that.
+    OpenBLAS's count is process-wide, not per thread, so it is set once when the first region
+    starts and restored when the last one ends (regions of several callers may overlap; the
+    first one's share holds until all are done). Through threadpoolctl, which limits the BLAS
+    libraries loaded when it first looks: MKL is loaded before that. MKL's count holds per
+    thread, so this limits it in the region's own thread only; each worker sets its own share
+    (``NumPyBackend.worker``).
     """
 
     def __init__(self) -> None:
@@ -119,7 +120,7 @@ class BlasBudget:
 
                     _mkl_status()  # loads MKL, if it is to make the products
                     self._controller = ThreadpoolController()
-                threads = max(1, available_cores() // max(1, workers))
+                threads = core_share(workers)
                 self._limiter = self._controller.limit(limits=threads, user_api="blas")
             self._active += 1
         try:

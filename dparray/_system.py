@@ -11,3 +11,8 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def core_share(workers: int) -> int:
+    """The cores each of ``workers`` parallel workers gets: ``cores // workers``, at least 1."""
+    return max(1, available_cores() // max(1, workers))

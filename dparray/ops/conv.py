@@ -57,8 +57,8 @@ class Conv2d(Function):
         oh, ow = windows.output_size((h, w))
         rows = to_groups(xp, im2col(xp, x, windows, (oh, ow)), g)
         kernel = xp.reshape(weight, (g, oc // g, (c // g) * windows.count))
-        product = array_matmul(self.backend)(kernel, rows)
-        y = xp.reshape(from_groups(xp, product, (n, oc, 1, oh, ow)), (n, oc, oh, ow))
+        grouped = array_matmul(self.backend)(kernel, rows)
+        y = xp.reshape(from_groups(xp, grouped, (n, oc, 1, oh, ow)), (n, oc, oh, ow))
         if bias is not None:
             y = y + xp.reshape(bias, (1, oc, 1, 1))
         self.input_shape, self.has_bias = (n, c, h, w), bias is not None

@@ -129,7 +129,7 @@ def _check_mode(mode: str, axis: int, size: int, before: int, after: int) -> Non
         raise ValueError(
             f"pad: widths ({before}, {after}) crop more than the {size} entries of axis {axis}"
         )
-    if mode == "reflect" and max(head, tail) and max(head, tail) >= size:  # unpadded: any size
+    if mode == "reflect" and 0 < max(head, tail) >= size:  # an unpadded axis: any size
         raise ValueError(
             f"pad: reflect widths must be less than the axis's length; axis {axis} has {size} "
             f"entries, widths ({before}, {after})"
