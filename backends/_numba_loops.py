@@ -574,40 +574,45 @@ def scatter_add_rows(out, index, values, shares):  # pragma: no cover - compiled
 
 # ----------------------------------------------------------------------- optimizer updates
 # The references' arithmetic, in their order, one pass over the parameter; the state arrays
-# are new arrays (the optimizer's state is never changed in place).
+# are new arrays (the optimizer's state is never changed in place). Every scalar comes in the
+# parameter's dtype, already combined as the reference combines it in Python floats
+# (``1 - beta1``, ...): so float32 parameters are updated in float32, as NumPy updates them,
+# and the result is the reference's bit for bit.
 
 
 @jit
-def adam_update(param, grad, m, v, first, lr, beta1, beta2, eps, decay, decoupled, step_size,
-                inverse_bias2, out, m_out, v_out):  # pragma: no cover - compiled
+def adam_update(param, grad, m, v, first, with_decay, decoupled, decay, beta1, keep1, beta2,
+                keep2, step_size, inverse_bias2, eps, out, m_out, v_out):  # pragma: no cover
+    """``decay``: the weight decay added to the gradient, or with ``decoupled`` the
+    parameter's factor ``1 - lr * weight_decay``; ``keep1``, ``keep2``: ``1 - beta1``,
+    ``1 - beta2``."""
     for i in prange(param.shape[0]):
         p = param[i]
         g = grad[i]
-        if decay != 0.0:
+        if with_decay:
             if decoupled:
-                p = p * (1.0 - lr * decay)
+                p = p * decay
             else:
                 g = g + decay * p
         if first:
-            mi = (1.0 - beta1) * g
-            vi = (1.0 - beta2) * g * g
+            mi = keep1 * g
+            vi = keep2 * g * g
         else:
-            mi = beta1 * m[i] + (1.0 - beta1) * g
-            vi = beta2 * v[i] + (1.0 - beta2) * g * g
+            mi = beta1 * m[i] + keep1 * g
+            vi = beta2 * v[i] + keep2 * g * g
         m_out[i] = mi
         v_out[i] = vi
         out[i] = p - step_size * (mi / (math.sqrt(vi) * inverse_bias2 + eps))
 
 
 @jit
-def sgd_update(param, grad, buffer, first, lr, momentum, dampening, decay, nesterov, out,
-               buffer_out):  # pragma: no cover - compiled
+def sgd_update(param, grad, buffer, first, lr, with_decay, decay, with_momentum, momentum, keep,
+               nesterov, out, buffer_out):  # pragma: no cover - compiled
+    """``keep``: ``1 - dampening``."""
     for i in prange(param.shape[0]):
-        g = grad[i]
-        if decay != 0.0:
-            g = g + decay * param[i]
-        if momentum != 0.0:
-            b = g if first else momentum * buffer[i] + (1.0 - dampening) * g
+        g = grad[i] + decay * param[i] if with_decay else grad[i]
+        if with_momentum:
+            b = g if first else momentum * buffer[i] + keep * g
             buffer_out[i] = b
             g = g + momentum * b if nesterov else b
         out[i] = param[i] - lr * g
@@ -678,6 +683,7 @@ def _call_every_loop() -> None:
         swap_leading_axes(x3, v[:2], np.empty((3, 2, 2), dtype))
         swap_leading_axes_sum(x3, np.ones((3, 2, 2), dtype), np.zeros(3))
         scatter_add_rows(x.copy(), np.zeros(2, np.int64), x, 2)
-        adam_update(v, v, v, v, False, 0.1, 0.9, 0.99, 1e-8, 0.0, False, 0.1, 1.0, v.copy(),
-                    v.copy(), v.copy())
-        sgd_update(v, v, v, False, 0.1, 0.9, 0.0, 0.0, False, v.copy(), v.copy())
+        s = dtype(0.5)  # the updates' scalars come in the parameter's dtype
+        adam_update(v, v, v, v, False, True, False, s, s, s, s, s, s, s, s, v.copy(), v.copy(),
+                    v.copy())
+        sgd_update(v, v, v, False, s, True, s, True, s, s, False, v.copy(), v.copy())

@@ -490,10 +490,11 @@ def scatter_add_rows(out: Any, index: Any, rows: Any) -> None:
 
 def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                 group: dict[str, Any]) -> Any:
-    """``Adam.update`` in one compiled pass (the reference's arithmetic, in its order)."""
+    """``Adam.update`` in one compiled pass (the reference's arithmetic, in its order and its
+    dtype)."""
     if not _floating(param, grad) or param.ndim == 0:
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    lr, (beta1, beta2) = group["lr"], group["betas"]
+    lr, (beta1, beta2), decay = group["lr"], group["betas"], group["weight_decay"]
     step = state.get("step", 0) + 1
     m, v = state.get("exp_avg"), state.get("exp_avg_sq")
     first = m is None
@@ -502,9 +503,13 @@ def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str,
     flat_m = flat_g if m is None else m.ravel()
     flat_v = flat_g if v is None else v.ravel()
     out, m_out, v_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
-    _loops().adam_update(flat_p, flat_g, flat_m, flat_v, first, lr, beta1, beta2, group["eps"],
-                         group["weight_decay"], optimizer.decoupled,
-                         lr / (1.0 - beta1**step), 1.0 / math.sqrt(1.0 - beta2**step), out,
+    decoupled = optimizer.decoupled
+    scalar = param.dtype.type
+    _loops().adam_update(flat_p, flat_g, flat_m, flat_v, first, bool(decay), decoupled,
+                         scalar(1.0 - lr * decay if decoupled else decay),
+                         scalar(beta1), scalar(1.0 - beta1), scalar(beta2), scalar(1.0 - beta2),
+                         scalar(lr / (1.0 - beta1**step)),
+                         scalar(1.0 / math.sqrt(1.0 - beta2**step)), scalar(group["eps"]), out,
                          m_out, v_out)
     state.update(step=step, exp_avg=m_out.reshape(param.shape),
                  exp_avg_sq=v_out.reshape(param.shape))
@@ -513,7 +518,8 @@ def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str,
 
 def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
-    """``SGD.update`` in one compiled pass (the reference's arithmetic, in its order)."""
+    """``SGD.update`` in one compiled pass (the reference's arithmetic, in its order and its
+    dtype)."""
     if not _floating(param, grad) or param.ndim == 0:
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
     buffer = state.get("momentum_buffer")
@@ -522,10 +528,11 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     flat_g = grad.ravel()
     flat_b = flat_g if buffer is None else buffer.ravel()
     out, buffer_out = np.empty_like(flat_p), np.empty_like(flat_p)
-    momentum = group["momentum"]
-    _loops().sgd_update(flat_p, flat_g, flat_b, first, group["lr"], momentum,
-                        group["dampening"], group["weight_decay"], group["nesterov"], out,
-                        buffer_out)
+    momentum, decay = group["momentum"], group["weight_decay"]
+    scalar = param.dtype.type
+    _loops().sgd_update(flat_p, flat_g, flat_b, first, scalar(group["lr"]), bool(decay),
+                        scalar(decay), bool(momentum), scalar(momentum),
+                        scalar(1.0 - group["dampening"]), group["nesterov"], out, buffer_out)
     if momentum:
         state["momentum_buffer"] = buffer_out.reshape(param.shape)
     return out.reshape(param.shape)

@@ -37,10 +37,10 @@ class Linear(Function):
         self.save(x, weight)
         product = array_matmul(self.backend)
         if x.ndim > 2:  # one matrix product over all rows, not one per leading index
-            rows = product(xp.reshape(x, (-1, x.shape[-1])), xp.matrix_transpose(weight))
+            rows = product(xp.reshape(x, (-1, x.shape[-1])), weight.T)
             out = xp.reshape(rows, (*x.shape[:-1], weight.shape[0]))
         else:
-            out = product(x, xp.matrix_transpose(weight))
+            out = product(x, weight.T)  # .T of a 2-d array: standard, and cheaper than a call
         if bias is None:
             return out
         if out.dtype == bias.dtype:  # into the product, a new array of this op's own
@@ -63,10 +63,10 @@ class Linear(Function):
                 grad_x = product(grad, weight)
         grad_weight = grad_bias = None
         if self.needs_grad(1) or (has_bias and self.needs_grad(2)):
-            rows = xp.reshape(grad, (-1, out_features))
+            rows = grad if grad.ndim == 2 else xp.reshape(grad, (-1, out_features))
             if self.needs_grad(1):
-                grad_weight = product(xp.matrix_transpose(rows),
-                                      xp.reshape(x, (-1, in_features)))
+                inputs = x if x.ndim == 2 else xp.reshape(x, (-1, in_features))
+                grad_weight = product(rows.T, inputs)
             if has_bias and self.needs_grad(2):
                 grad_bias = xp.sum(rows, axis=0)
         return (grad_x, grad_weight, grad_bias) if has_bias else (grad_x, grad_weight)

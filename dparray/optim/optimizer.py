@@ -124,10 +124,12 @@ class Optimizer:
                     plan.append((p, _in_dtype_of(p, g), state, options))
                 index += 1
         reference = type(self).update
+        new_values = []
         for p, grad, state, options in plan:
             update = reference if self.kernel is None else resolve(p.backend, self.kernel,
                                                                    reference)
-            new_value = update(self, p.backend.xp, p.data, grad, state, options)
+            new_values.append(update(self, p.backend.xp, p.data, grad, state, options))
+        for (p, _, state, _), new_value in zip(plan, new_values, strict=True):  # all or none
             p.data, self.state[p] = new_value, state
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
