@@ -167,17 +167,17 @@ class ReluKernel(Fallback, Relu):
     def forward(self, x: Any) -> Any:
         if not _floating(x):
             return self.reference_forward(x)
-        self.save(x)
         out = np.empty(x.shape, x.dtype)
         _loops().relu(x.ravel(), out.reshape(-1))
+        self.save(out)  # the reference's mask source, as it keeps it
         return out
 
     def backward(self, grad: Any) -> Any:
-        (x,) = self.saved
-        if self.fallback or not _floating(x, grad):
+        (kept,) = self.saved
+        if self.fallback or not _floating(kept, grad):
             return self.reference_backward(grad)
-        out = np.empty(x.shape, x.dtype)
-        _loops().relu_backward(grad.ravel(), x.ravel(), out.reshape(-1))
+        out = np.empty(kept.shape, kept.dtype)
+        _loops().relu_backward(grad.ravel(), kept.ravel(), out.reshape(-1))
         return out
 
 

@@ -9,7 +9,9 @@ inputs.
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -294,6 +296,21 @@ def test_relu_is_maximum_with_zero_bit_for_bit(dtype, size, backend, kernels):
     np.testing.assert_array_equal(np.signbit(y), np.signbit(expected))
     grad = F.relu(t).backward(to_tensor(np.full(size, 3.0, dtype)))[t].numpy()
     np.testing.assert_array_equal(grad, np.where(x > 0, 3.0, 0.0).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_keeps_its_output_and_frees_its_input(dtype, kernels, rng):
+    """As PyTorch: backward's mask comes from the output, which the next op keeps anyway, so
+    the input (here an intermediate no one else holds) is freed after forward."""
+    w = dp.tensor(rng.standard_normal((40, 30)).astype(dtype), requires_grad=True)
+    hidden = w * 2.0
+    hidden_array = weakref.ref(hidden.data)
+    out = F.relu(hidden)
+    del hidden
+    gc.collect()
+    assert hidden_array() is None
+    grad = out.backward(dp.tensor(np.full((40, 30), 3.0, dtype)))[w].numpy()
+    np.testing.assert_array_equal(grad, np.where(w.numpy() > 0, 6.0, 0.0).astype(dtype))
 
 
 def test_gelu_matches_the_error_function(backend, kernels, rng):

@@ -104,15 +104,21 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
-    """``max(x, 0)``; the gradient at 0 is 0."""
+    """``max(x, 0)``; the gradient at 0 is 0.
+
+    Backward needs where ``x > 0``, which is where the output is ``> 0`` (NaN is neither), so
+    the op keeps its output, as PyTorch does: the next op usually keeps that array anyway,
+    and the input can be freed.
+    """
 
     def forward(self, x: Any) -> Any:
-        self.save(x)
-        return self.xp.maximum(x, 0)  # an int 0 keeps int tensors int; faster than where
+        out = self.xp.maximum(x, 0)  # an int 0 keeps int tensors int; faster than where
+        self.save(out)
+        return out
 
     def backward(self, grad: Any) -> Any:
-        (x,) = self.saved
-        return grad * self.xp.astype(x > 0, grad.dtype)
+        (out,) = self.saved
+        return grad * self.xp.astype(out > 0, grad.dtype)
 
 
 class Gelu(Function):
