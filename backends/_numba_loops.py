@@ -577,7 +577,8 @@ def scatter_add_rows(out, index, values, shares):  # pragma: no cover - compiled
 # are new arrays (the optimizer's state is never changed in place). Every scalar comes in the
 # parameter's dtype, already combined as the reference combines it in Python floats
 # (``1 - beta1``, ...): so float32 parameters are updated in float32, as NumPy updates them,
-# and the result is the reference's bit for bit.
+# and the result is the reference's bit for bit (but for a NaN's sign: LLVM may swap the
+# operands of an addition, and x86 returns the first operand's NaN).
 
 
 @jit

@@ -530,9 +530,11 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     out, buffer_out = np.empty_like(flat_p), np.empty_like(flat_p)
     momentum, decay = group["momentum"], group["weight_decay"]
     scalar = param.dtype.type
+    # (1 - dampening only where the reference computes with it: a huge one must not warn)
+    keep = scalar(1.0 - group["dampening"]) if momentum and not first else scalar(0.0)
     _loops().sgd_update(flat_p, flat_g, flat_b, first, scalar(group["lr"]), bool(decay),
-                        scalar(decay), bool(momentum), scalar(momentum),
-                        scalar(1.0 - group["dampening"]), group["nesterov"], out, buffer_out)
+                        scalar(decay), bool(momentum), scalar(momentum), keep,
+                        group["nesterov"], out, buffer_out)
     if momentum:
         state["momentum_buffer"] = buffer_out.reshape(param.shape)
     return out.reshape(param.shape)

@@ -81,3 +81,17 @@ def test_special_values_update_as_in_the_reference(name, dtype, backend):
     for key, value in reference_state.items():
         if isinstance(value, dp.Tensor):
             np.testing.assert_array_equal(fused_state[key].numpy(), value.numpy())
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_an_option_the_step_does_not_use_is_not_computed_with(momentum, backend):
+    """A dampening too large for float32 is only an error where the update multiplies by it:
+    not without momentum, and not on the first step (the buffer starts as the gradient)."""
+    def run(context):
+        param = to_tensor(np.array([1.0, -2.0], np.float32), requires_grad=True)
+        opt = optim.SGD([param], lr=0.1, momentum=momentum, dampening=1e39)
+        with context():
+            opt.step(dp.Gradients({param: to_tensor(np.array([0.5, 0.25], np.float32))}))
+        return param.numpy()
+
+    np.testing.assert_array_equal(run(kernels_enabled), run(reference_only))

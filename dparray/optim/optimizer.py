@@ -124,12 +124,10 @@ class Optimizer:
                     plan.append((p, _in_dtype_of(p, g), state, options))
                 index += 1
         reference = type(self).update
-        new_values = []
-        for p, grad, state, options in plan:
+        for p, grad, state, options in plan:  # each assigned at once: its old arrays can go
             update = reference if self.kernel is None else resolve(p.backend, self.kernel,
                                                                    reference)
-            new_values.append(update(self, p.backend.xp, p.data, grad, state, options))
-        for (p, _, state, _), new_value in zip(plan, new_values, strict=True):  # all or none
+            new_value = update(self, p.backend.xp, p.data, grad, state, options)
             p.data, self.state[p] = new_value, state
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
