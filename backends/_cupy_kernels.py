@@ -1,6 +1,7 @@
 """The CuPy backend's kernel table: CUDA versions of the fused ops that are bound by memory.
 
-GELU is an ``ElementwiseKernel`` per direction; layer norm, softmax / log-softmax along the last
+GELU is an ``ElementwiseKernel`` per direction, and so are Adam's and SGD's updates
+(``_cupy_updates.py``); layer norm, softmax / log-softmax along the last
 axis and cross-entropy are ``RawKernel``s that give each row one thread block (a shared-memory
 tree reduction, accumulating in double), so a row is read once per pass instead of once per
 array-API op. They launch on the current stream, which inside a DataParallel worker is the
@@ -321,7 +322,11 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
 
 def table() -> dict[str, Any]:
     """The kernels, by op name."""
+    from ._cupy_updates import adam_update, sgd_update
+
     return {
+        "adam_update": adam_update,
+        "sgd_update": sgd_update,
         "gelu": GeluKernel,
         "layer_norm": LayerNormKernel,
         "softmax": SoftmaxKernel,

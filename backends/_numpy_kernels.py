@@ -15,7 +15,6 @@ other op then runs its reference.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +29,7 @@ from dparray.ops.elementwise import Gelu, Relu
 from dparray.ops.reduce import LogSoftmax, Softmax
 from dparray.ops.squared_error import SquaredError
 
+from . import _update_arguments as update_arguments
 from ._fallback import Fallback, LastAxisFallback
 from ._mkl import matmul
 from ._mkl import status as mkl_status
@@ -494,23 +494,14 @@ def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str,
     dtype)."""
     if not _floating(param, grad) or param.ndim == 0:
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    lr, (beta1, beta2), decay = group["lr"], group["betas"], group["weight_decay"]
-    step = state.get("step", 0) + 1
-    m, v = state.get("exp_avg"), state.get("exp_avg_sq")
-    first = m is None
+    step, arguments = update_arguments.adam(optimizer, state, group, param.dtype.type)
     flat_p = param.ravel()
     flat_g = grad.ravel()
-    flat_m = flat_g if m is None else m.ravel()
-    flat_v = flat_g if v is None else v.ravel()
+    first = arguments[0]
+    flat_m = flat_g if first else state["exp_avg"].ravel()
+    flat_v = flat_g if first else state["exp_avg_sq"].ravel()
     out, m_out, v_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
-    decoupled = optimizer.decoupled
-    scalar = param.dtype.type
-    _loops().adam_update(flat_p, flat_g, flat_m, flat_v, first, bool(decay), decoupled,
-                         scalar(1.0 - lr * decay if decoupled else decay),
-                         scalar(beta1), scalar(1.0 - beta1), scalar(beta2), scalar(1.0 - beta2),
-                         scalar(lr / (1.0 - beta1**step)),
-                         scalar(1.0 / math.sqrt(1.0 - beta2**step)), scalar(group["eps"]), out,
-                         m_out, v_out)
+    _loops().adam_update(flat_p, flat_g, flat_m, flat_v, *arguments, out, m_out, v_out)
     state.update(step=step, exp_avg=m_out.reshape(param.shape),
                  exp_avg_sq=v_out.reshape(param.shape))
     return out.reshape(param.shape)
@@ -522,20 +513,13 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     dtype)."""
     if not _floating(param, grad) or param.ndim == 0:
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    buffer = state.get("momentum_buffer")
-    first = buffer is None
+    arguments = update_arguments.sgd(state, group, param.dtype.type)
     flat_p = param.ravel()
     flat_g = grad.ravel()
-    flat_b = flat_g if buffer is None else buffer.ravel()
+    flat_b = flat_g if arguments[0] else state["momentum_buffer"].ravel()
     out, buffer_out = np.empty_like(flat_p), np.empty_like(flat_p)
-    momentum, decay = group["momentum"], group["weight_decay"]
-    scalar = param.dtype.type
-    # (1 - dampening only where the reference computes with it: a huge one must not warn)
-    keep = scalar(1.0 - group["dampening"]) if momentum and not first else scalar(0.0)
-    _loops().sgd_update(flat_p, flat_g, flat_b, first, scalar(group["lr"]), bool(decay),
-                        scalar(decay), bool(momentum), scalar(momentum), keep,
-                        group["nesterov"], out, buffer_out)
-    if momentum:
+    _loops().sgd_update(flat_p, flat_g, flat_b, *arguments, out, buffer_out)
+    if group["momentum"]:
         state["momentum_buffer"] = buffer_out.reshape(param.shape)
     return out.reshape(param.shape)
 

@@ -5,7 +5,8 @@
 1. Correctness: a small MLP's output and gradients on CuPy equal NumPy's (float64), plain and
    under DataParallel with 4 workers, and the chunks run on 4 distinct streams; every CUDA
    kernel of the kernel table (backends/_cupy_kernels.py) gives NumPy's values and gradients
-   in float64 and float32, and so do the references it falls back to.
+   in float64 and float32, and so do the references it falls back to; the optimizers' update
+   kernels give CuPy's references bit for bit.
 2. Speed: W1 (MLP 784-1024-1024-10, batch 2048, float32) and W4 (convnet, batch 256), one Adam
    step, unwrapped and under DataParallel with 1, 2 and 4 workers; medians of interleaved runs,
    synchronising the device after every step. Prints a table. Exits 1 if a check fails, 2 if
@@ -106,6 +107,51 @@ def check_kernels() -> bool:
     return ok
 
 
+UPDATES = {
+    "adam": lambda ps: dp.optim.Adam(ps, lr=0.01, betas=(0.8, 0.95), eps=1e-6),
+    "adam_l2": lambda ps: dp.optim.Adam(ps, lr=0.01, weight_decay=0.1),
+    "adamw": lambda ps: dp.optim.AdamW(ps, lr=0.01, weight_decay=0.05),
+    "sgd_momentum": lambda ps: dp.optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.1,
+                                            weight_decay=0.01),
+    "sgd_nesterov": lambda ps: dp.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+}
+
+
+def check_updates() -> bool:
+    """Each optimizer's CUDA update kernel against CuPy's reference (bit for bit) and NumPy's
+    (to rounding), three steps on parameters of several shapes."""
+    from dparray.kernels import reference_only
+
+    ok = True
+    rng = np.random.default_rng(2)
+    for name, make in UPDATES.items():
+        for dtype in ("float64", "float32"):
+            shapes = ((3, 4), (5,), (), (300, 301))
+            values = [rng.standard_normal(s).astype(dtype) for s in shapes]
+            steps = [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(3)]
+            results = {}
+            for label, backend in (("numpy", "numpy"), ("cupy", "cupy"),
+                                   ("cupy reference", "cupy")):
+                params = [dp.tensor(v, requires_grad=True, backend=backend) for v in values]
+                opt = make(params)
+                with reference_only() if label == "cupy reference" else contextlib.nullcontext():
+                    for grads in steps:
+                        opt.step(dp.Gradients({p: dp.tensor(g, backend=backend)
+                                               for p, g in zip(params, grads, strict=True)}))
+                results[label] = [p.numpy() for p in params]
+            exact = all(np.array_equal(a, b) for a, b in
+                        zip(results["cupy"], results["cupy reference"], strict=True))
+            close = all(np.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in
+                        zip(results["cupy"], results["numpy"], strict=True))
+            ok &= exact and close
+            if not (exact and close):
+                print(f"  {name} {dtype}: bit for bit CuPy's reference: {exact}, "
+                      f"NumPy's to rounding: {close}")
+    print(f"  {len(UPDATES)} optimizer updates, float64 and float32: "
+          f"{'equal' if ok else 'DIFFERENT'}")
+    return ok
+
+
 def time_workloads() -> None:
     backend = dp.get_backend("cupy")
     print(f"  {'workload':10}{'unwrapped':>12}{'DP 1':>10}{'DP 2':>10}{'DP 4':>10}   (ms)")
@@ -140,6 +186,7 @@ def main() -> int:
     print("correctness")
     ok = check_correctness()
     ok &= check_kernels()
+    ok &= check_updates()
     print("speed: one Adam step")
     time_workloads()
     return 0 if ok else 1

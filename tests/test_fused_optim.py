@@ -62,6 +62,13 @@ def test_the_numpy_backend_has_the_fused_updates():
     assert {"adam_update", "sgd_update"} <= set(dp.get_backend("numpy").kernels)
 
 
+def test_the_cupy_kernel_table_has_the_fused_updates():
+    """(Its table loads without CuPy; the updates run in the tests above where CUDA is.)"""
+    from dparray.backends._cupy_kernels import table
+
+    assert {"adam_update", "sgd_update"} <= set(table())
+
+
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_special_values_update_as_in_the_reference(name, dtype, backend):
