@@ -166,11 +166,15 @@ def _floating(*arrays: Any) -> bool:
                                                  cupy.dtype(cupy.float64))
 
 
+def row_source(name: str, c_type: str) -> str:
+    """The CUDA source of row kernel ``name`` for elements of C type ``c_type``."""
+    source = _ROW_SOURCES[name].replace("REDUCE", _REDUCE)
+    return f"#define THREADS {THREADS}\ntypedef {c_type} T;\n" + source
+
+
 @functools.cache
 def _row_kernel(name: str, dtype: str) -> Any:
-    source = _ROW_SOURCES[name].replace("REDUCE", _REDUCE)
-    source = f"#define THREADS {THREADS}\ntypedef {dtype} T;\n" + source
-    return _cupy().RawKernel(source, name)
+    return _cupy().RawKernel(row_source(name, dtype), name)
 
 
 def _rows(name: str, rows: int, dtype: Any, *args: Any) -> None:
