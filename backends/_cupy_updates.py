@@ -16,6 +16,7 @@ import functools
 from typing import Any
 
 from . import _update_arguments as update_arguments
+from ._cupy_kernels import _floating
 
 _NO_CONTRACTION = ("--fmad=false",)
 
@@ -60,10 +61,6 @@ def _kernel(name: str) -> Any:
     in_params, out_params, body = {"adam": _ADAM, "sgd": _SGD}[name]
     return cupy.ElementwiseKernel(in_params, out_params, body, f"dparray_{name}_update",
                                   options=_NO_CONTRACTION)
-
-
-def _floating(param: Any, grad: Any) -> bool:
-    return param.dtype == grad.dtype and param.dtype.kind == "f" and param.dtype.itemsize >= 4
 
 
 def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],

@@ -102,3 +102,18 @@ def test_an_option_the_step_does_not_use_is_not_computed_with(momentum, backend)
         return param.numpy()
 
     np.testing.assert_array_equal(run(kernels_enabled), run(reference_only))
+
+
+@pytest.mark.parametrize("name", ["adam", "sgd"])
+def test_a_zero_option_keeps_its_sign(name, backend):
+    """The kernels' scalars are shared between calls with equal options; -0.0 == 0.0, yet an
+    lr of -0.0 turns a -0.0 parameter into +0.0 where an lr of 0.0 keeps it -0.0."""
+    def run(lr, context):
+        param = to_tensor(np.array([-0.0, -0.0], np.float32), requires_grad=True)
+        opt = optim.Adam([param], lr=lr) if name == "adam" else optim.SGD([param], lr=lr)
+        with context():
+            opt.step(dp.Gradients({param: to_tensor(np.array([1.0, 2.0], np.float32))}))
+        return np.signbit(param.numpy())
+
+    for lr in (0.0, -0.0, 0.0):
+        np.testing.assert_array_equal(run(lr, kernels_enabled), run(lr, reference_only))
