@@ -22,7 +22,7 @@ from dparray.ops import normalization as _norm
 from dparray.ops.elementwise import Gelu
 from dparray.ops.reduce import LogSoftmax, Softmax
 
-from ._fallback import Fallback, LastAxisFallback
+from ._fallback import Fallback, LastAxisFallback, floating
 
 THREADS = 256  # per block in the row kernels; a power of two (the tree reduction needs it)
 
@@ -159,13 +159,6 @@ def _cupy() -> Any:
     return cupy
 
 
-def _floating(*arrays: Any) -> bool:
-    cupy = _cupy()
-    dtypes = {a.dtype for a in arrays if a is not None}
-    return len(dtypes) == 1 and dtypes.pop() in (cupy.dtype(cupy.float32),
-                                                 cupy.dtype(cupy.float64))
-
-
 def row_source(name: str, c_type: str) -> str:
     """The CUDA source of row kernel ``name`` for elements of C type ``c_type``."""
     source = _ROW_SOURCES[name].replace("REDUCE", _REDUCE)
@@ -195,7 +188,7 @@ class GeluKernel(Fallback, Gelu):
     """GELU (exact or tanh) as one elementwise kernel each way."""
 
     def forward(self, x: Any) -> Any:
-        if not _floating(x):
+        if not floating(x):
             return self.reference_forward(x)
         forward, _ = _gelu_kernels(self.approximate)
         out, kept = forward(x)
@@ -210,7 +203,7 @@ class GeluKernel(Fallback, Gelu):
         return backward(grad.astype(x.dtype, copy=False), x, kept)
 
 
-class LayerNormKernel(Fallback, _norm.Normalization):
+class LayerNormKernel(Fallback, _norm.LayerNorm):
     """Layer norm (rows layout): one block per row each way; parameter gradients by CuPy's
     reductions."""
 
@@ -218,7 +211,7 @@ class LayerNormKernel(Fallback, _norm.Normalization):
                 var: Any = None) -> Any:
         cupy = _cupy()
         if self.layout != "rows" or self.statistics is not _norm.LOCAL \
-                or not _floating(x, weight, bias):
+                or not floating(x, weight, bias):
             return self.reference_forward(x, weight, bias, mean, var)
         self.input_shape = tuple(x.shape)
         view = cupy.ascontiguousarray(x.reshape(self.view_shape(self.input_shape)))
@@ -265,7 +258,7 @@ class _LastAxisSoftmax(LastAxisFallback):
 
     def forward(self, x: Any) -> Any:
         cupy = _cupy()
-        if not _floating(x) or not self.along_last_axis(x):
+        if not floating(x) or not self.along_last_axis(x):
             return self.reference_forward(x)
         rows = cupy.ascontiguousarray(x).reshape(-1, x.shape[-1])
         out = cupy.empty_like(rows)
@@ -301,7 +294,7 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
 
     def forward(self, logits: Any, target: Any, weight: Any = None) -> Any:
         cupy = _cupy()
-        if not _floating(logits, weight) or logits.ndim != 2 or logits.shape[1] == 0:
+        if not floating(logits, weight) or logits.ndim != 2 or logits.shape[1] == 0:
             return self.reference_forward(logits, target, weight)
         safe, kept, row_weight = self.pick_setup(logits, target, weight)
         rows = cupy.ascontiguousarray(logits)

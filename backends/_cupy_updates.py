@@ -16,7 +16,7 @@ import functools
 from typing import Any
 
 from . import _update_arguments as update_arguments
-from ._cupy_kernels import _floating
+from ._fallback import floating
 
 _NO_CONTRACTION = ("--fmad=false",)
 
@@ -66,7 +66,7 @@ def _kernel(name: str) -> Any:
 def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                 group: dict[str, Any]) -> Any:
     """``Adam.update`` as one kernel (the reference's arithmetic, in its order and dtype)."""
-    if not _floating(param, grad):
+    if not floating(param, grad):
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
     step, arguments = update_arguments.adam(optimizer, state, group, param.dtype.type)
     first = arguments[0]
@@ -80,7 +80,7 @@ def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str,
 def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
     """``SGD.update`` as one kernel (the reference's arithmetic, in its order and dtype)."""
-    if not _floating(param, grad):
+    if not floating(param, grad):
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
     arguments = update_arguments.sgd(state, group, param.dtype.type)
     buffer = grad if arguments[0] else state["momentum_buffer"]

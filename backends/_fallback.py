@@ -42,3 +42,20 @@ class LastAxisFallback(Fallback):
             return False
         self.axis = axis
         return True
+
+
+FLOAT_DTYPES = ("float32", "float64")
+
+
+def floating(*arrays: Any) -> bool:
+    """Whether the arrays given (None skipped) share one dtype, float32 or float64: the calls
+    the compiled kernels of NumPy and CuPy cover."""
+    dtype = None
+    for array in arrays:
+        if array is None:
+            continue
+        if dtype is None:
+            dtype = array.dtype
+        elif array.dtype != dtype:
+            return False
+    return dtype is not None and dtype.name in FLOAT_DTYPES

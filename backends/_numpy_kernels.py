@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,36 +30,22 @@ from dparray.ops.reduce import LogSoftmax, Softmax
 from dparray.ops.squared_error import SquaredError
 
 from . import _update_arguments as update_arguments
-from ._fallback import Fallback, LastAxisFallback
+from ._fallback import Fallback, LastAxisFallback, floating
 from ._mkl import matmul
 from ._mkl import status as mkl_status
 from ._numba_setup import launch
 
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _floating(*arrays: Any) -> bool:
-    """Whether every array is float32/float64 and they share one dtype."""
-    dtype = None
-    for array in arrays:
-        if array is None:
-            continue
-        if dtype is None:
-            dtype = array.dtype
-        elif array.dtype != dtype:
-            return False
-    return dtype is not None and dtype in FLOATS  # (NumPy: dtype("float64") == None)
-
 
 class NormalizationKernel(Fallback, _norm.Normalization):
-    """Layer norm and batch norm (local or given statistics) in one pass each way."""
+    """Layer norm and batch norm (local or given statistics) in one pass each way; the table
+    holds it as the two classes below, one per reference."""
 
     def forward(self, x: Any, weight: Any = None, bias: Any = None, mean: Any = None,
                 var: Any = None) -> Any:
         loops = _loops()
         synced = self.statistics is not None and self.statistics is not _norm.LOCAL
         if self.layout not in ("rows", "channels") or synced or self.statistics is None \
-                or not _floating(x, weight, bias):
+                or not floating(x, weight, bias):
             return self.reference_forward(x, weight, bias, mean, var)
         self.input_shape = tuple(x.shape)
         view = np.ascontiguousarray(np.reshape(x, self.view_shape(self.input_shape)))
@@ -112,13 +98,21 @@ class NormalizationKernel(Fallback, _norm.Normalization):
         return tuple(grads)
 
 
+class LayerNormKernel(NormalizationKernel, _norm.LayerNorm):
+    """Layer norm in one pass each way."""
+
+
+class BatchNormKernel(NormalizationKernel, _norm.BatchNorm):
+    """Batch norm by local or given statistics in one pass each way."""
+
+
 class GeluKernel(Fallback, Gelu):
     """GELU, exact or tanh-approximated: vectorised loops, NumPy's SIMD exp and tanh. The exact
     form computes its derivative in forward (when recorded) and keeps only that, so backward is
     one product."""
 
     def forward(self, x: Any) -> Any:
-        if not _floating(x):
+        if not floating(x):
             return self.reference_forward(x)
         loops = _loops()
         flat = x.ravel()
@@ -165,7 +159,7 @@ class ReluKernel(Fallback, Relu):
     gradient's dtype and multiplies, three passes."""
 
     def forward(self, x: Any) -> Any:
-        if not _floating(x):
+        if not floating(x):
             return self.reference_forward(x)
         out = np.empty(x.shape, x.dtype)
         _loops().relu(x.ravel(), out.reshape(-1))
@@ -174,7 +168,7 @@ class ReluKernel(Fallback, Relu):
 
     def backward(self, grad: Any) -> Any:
         (kept,) = self.saved
-        if self.fallback or not _floating(kept, grad):
+        if self.fallback or not floating(kept, grad):
             return self.reference_backward(grad)
         out = np.empty(kept.shape, kept.dtype)
         _loops().relu_backward(grad.ravel(), kept.ravel(), out.reshape(-1))
@@ -189,7 +183,7 @@ class SquaredErrorKernel(Fallback, SquaredError):
 
     def forward(self, input: Any, target: Any) -> Any:
         count = input.size
-        if self.reduction == "none" or not count or not _floating(input, target):
+        if self.reduction == "none" or not count or not floating(input, target):
             return self.reference_forward(input, target)  # (the shapes are one: mse_loss checks)
         difference = np.empty(input.shape, input.dtype)
         total = _loops().squared_difference_sum(input.ravel(), target.ravel(),
@@ -204,7 +198,7 @@ class _LastAxisSoftmax(LastAxisFallback):
     log = False
 
     def forward(self, x: Any) -> Any:
-        if not _floating(x) or not self.along_last_axis(x):
+        if not floating(x) or not self.along_last_axis(x):
             return self.reference_forward(x)
         rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
         out = _softmax_rows(rows, bool(self.log))
@@ -252,13 +246,13 @@ class _AttentionSoftmax:
     backward, each one compiled pass (and NumPy's SIMD exp); the products stay BLAS's."""
 
     def softmax(self, scores: Any) -> Any:
-        if not _floating(scores) or scores.ndim == 0 or scores.shape[-1] == 0:
+        if not floating(scores) or scores.ndim == 0 or scores.shape[-1] == 0:
             return super().softmax(scores)  # type: ignore[misc]  # the reference's, next in MRO
         rows = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
         return _softmax_rows(rows, log=False, keep_empty_rows=True).reshape(scores.shape)
 
     def softmax_backward(self, grad_probs: Any, probs: Any) -> Any:
-        if not _floating(grad_probs, probs) or grad_probs.shape != probs.shape \
+        if not floating(grad_probs, probs) or grad_probs.shape != probs.shape \
                 or probs.ndim == 0 or probs.shape[-1] == 0:
             return super().softmax_backward(grad_probs, probs)  # type: ignore[misc]  # as above
         width = probs.shape[-1]
@@ -282,7 +276,7 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
     gradient in another."""
 
     def forward(self, logits: Any, target: Any, weight: Any = None) -> Any:
-        if not _floating(logits, weight) or logits.ndim != 2:
+        if not floating(logits, weight) or logits.ndim != 2:
             return self.reference_forward(logits, target, weight)
         safe, kept, row_weight = self.pick_setup(logits, target, weight)
         rows = np.ascontiguousarray(logits)
@@ -331,7 +325,7 @@ class MaxPoolKernel(Fallback, _pool.MaxPool2d):
     """Max pooling over image planes, with the reference's winner rule."""
 
     def forward(self, x: Any) -> Any:
-        if not _floating(x):
+        if not floating(x):
             return self.reference_forward(x)
         n, c, h, w = x.shape
         out_hw = self.geometry.output_size((h, w))
@@ -339,8 +333,7 @@ class MaxPoolKernel(Fallback, _pool.MaxPool2d):
         out = np.empty((n * c, *out_hw), x.dtype)
         winner = np.empty((n * c, *out_hw), np.int64)
         g = self.geometry
-        max_forward = _pooling(g.kernel)[0]
-        max_forward(planes, *g.stride, *g.padding, *g.dilation, out, winner)
+        _pooling(g.kernel).max_forward(planes, *g.stride, *g.padding, *g.dilation, out, winner)
         winner = winner.reshape(n, c, *out_hw)
         self.input_shape, self.output_hw = (n, c, h, w), out_hw
         if self.return_indices:
@@ -356,9 +349,8 @@ class MaxPoolKernel(Fallback, _pool.MaxPool2d):
         g = self.geometry
         out = np.zeros((n * c, h, w), grad.dtype)
         planes = np.ascontiguousarray(grad).reshape(n * c, *self.output_hw)
-        max_backward = _pooling(g.kernel)[1]
-        max_backward(planes, winner.reshape(n * c, *self.output_hw), *g.stride, *g.padding,
-                     *g.dilation, out)
+        winner = winner.reshape(n * c, *self.output_hw)
+        _pooling(g.kernel).max_backward(planes, winner, *g.stride, *g.padding, *g.dilation, out)
         return out.reshape(n, c, h, w)
 
 
@@ -366,15 +358,15 @@ class AvgPoolKernel(Fallback, _pool.AvgPool2d):
     """Average pooling over image planes, with the reference's divisors."""
 
     def forward(self, x: Any) -> Any:
-        if not _floating(x):
+        if not floating(x):
             return self.reference_forward(x)
         n, c, h, w = x.shape
         out_hw = self.geometry.output_size((h, w))
-        self.divisor = np.asarray(self._divisors((h, w), out_hw), dtype=np.float64)
+        self.divisor = np.asarray(self.divisors((h, w), out_hw), dtype=np.float64)
         planes = np.ascontiguousarray(x).reshape(n * c, h, w)
         out = np.empty((n * c, *out_hw), x.dtype)
         g = self.geometry
-        _pooling(g.kernel)[2](planes, *g.stride, *g.padding, self.divisor, out)
+        _pooling(g.kernel).avg_forward(planes, *g.stride, *g.padding, self.divisor, out)
         self.input_shape, self.output_hw = (n, c, h, w), out_hw
         return out.reshape(n, c, *out_hw)
 
@@ -385,7 +377,7 @@ class AvgPoolKernel(Fallback, _pool.AvgPool2d):
         g = self.geometry
         out = np.zeros((n * c, h, w), grad.dtype)
         planes = np.ascontiguousarray(grad).reshape(n * c, *self.output_hw)
-        _pooling(g.kernel)[3](planes, *g.stride, *g.padding, self.divisor, out)
+        _pooling(g.kernel).avg_backward(planes, *g.stride, *g.padding, self.divisor, out)
         return out.reshape(n, c, h, w)
 
 
@@ -394,7 +386,7 @@ class ConvKernel(Fallback, Conv2d):
     window view, ``(C * kh * kw, N * OH * OW)``; col2im compiled."""
 
     def forward(self, x: Any, weight: Any, bias: Any = None) -> Any:
-        if not _floating(x, weight, bias):
+        if not floating(x, weight, bias):
             return self.reference_forward(x, weight, bias)
         n, c, h, w = x.shape
         oc, g = weight.shape[0], self.groups
@@ -492,7 +484,7 @@ def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str,
                 group: dict[str, Any]) -> Any:
     """``Adam.update`` in one compiled pass (the reference's arithmetic, in its order and its
     dtype)."""
-    if not _floating(param, grad) or param.ndim == 0:
+    if not floating(param, grad) or param.ndim == 0:
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
     step, arguments = update_arguments.adam(optimizer, state, group, param.dtype.type)
     flat_p = param.ravel()
@@ -511,7 +503,7 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
                group: dict[str, Any]) -> Any:
     """``SGD.update`` in one compiled pass (the reference's arithmetic, in its order and its
     dtype)."""
-    if not _floating(param, grad) or param.ndim == 0:
+    if not floating(param, grad) or param.ndim == 0:
         return type(optimizer).update(optimizer, xp, param, grad, state, group)
     arguments = update_arguments.sgd(state, group, param.dtype.type)
     flat_p = param.ravel()
@@ -537,12 +529,21 @@ class _SizedLoops:
         return call
 
 
+class PoolingLoops(NamedTuple):
+    """The compiled pooling loops of one window size."""
+
+    max_forward: Callable[..., Any]
+    max_backward: Callable[..., Any]
+    avg_forward: Callable[..., Any]
+    avg_backward: Callable[..., Any]
+
+
 @functools.cache
-def _pooling(kernel: tuple[int, int]) -> tuple[Callable[..., Any], ...]:
+def _pooling(kernel: tuple[int, int]) -> PoolingLoops:
     """The pooling loops for one window size, each launched as its size is worth."""
     from . import _numba_loops
 
-    return tuple(_sized(loop) for loop in _numba_loops.pooling_loops(*kernel))
+    return PoolingLoops(*(_sized(loop) for loop in _numba_loops.pooling_loops(*kernel)))
 
 
 def _sized(loop: Callable[..., Any]) -> Callable[..., Any]:
@@ -569,8 +570,8 @@ def table() -> dict[str, Any]:
         return products
     return {
         **products,
-        "layer_norm": NormalizationKernel,
-        "batch_norm": NormalizationKernel,
+        "layer_norm": LayerNormKernel,
+        "batch_norm": BatchNormKernel,
         "gelu": GeluKernel,
         "relu": ReluKernel,
         "mse_loss": SquaredErrorKernel,

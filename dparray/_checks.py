@@ -18,6 +18,14 @@ from collections.abc import Collection
 from typing import Any
 
 
+class TensorBase:
+    """The base class of ``dparray.Tensor``, declared here so that the checks (and anything
+    else below ``tensor.py`` in the import order) recognise a tensor with one ``isinstance``
+    without importing it. It has no members of its own."""
+
+    __slots__ = ()
+
+
 def describe(value: Any) -> str:
     """``value`` for an error message: its repr (shortened) and, for non-builtins, its type."""
     text = repr(value)
@@ -113,6 +121,25 @@ def check_int_tuple(value: Any, name: str, where: str, length: int, *,
     return (check_int(value, name, where, minimum=minimum),) * length
 
 
+def normalize_axis(axis: Any, ndim: int, op: str) -> int:
+    """One axis in ``[-ndim, ndim)`` as a non-negative int (a TypeError for a non-int)."""
+    axis = check_int(axis, "axis", op)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{op}: axis {axis} is out of range for a tensor with {ndim} dimensions")
+    return axis % ndim
+
+
+def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """``axis`` (None, an int or a sequence of ints) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    result = [normalize_axis(a, ndim, op) for a in axes]
+    if len(set(result)) != len(result):
+        raise ValueError(f"{op}: repeated axis in {axis!r}")
+    return tuple(sorted(result))
+
+
 def _check_range(value: float, name: str, where: str, minimum: float | None,
                  maximum: float | None) -> None:
     if minimum is not None and value < minimum:
@@ -126,6 +153,4 @@ def _listing(choices: Collection[Any]) -> str:
 
 
 def _is_tensor(value: Any) -> bool:
-    from dparray.tensor import Tensor
-
-    return isinstance(value, Tensor)
+    return isinstance(value, TensorBase)

@@ -120,10 +120,11 @@ class OptionalMembers(Protocol):
       of ``count`` workers (NumPy splits the BLAS threads among them). Default: does nothing.
     * ``describe()``: facts for ``dparray info`` as ``{"library": ..., "version": ...}`` and
       more. Default: the backend's name and class.
-    * ``kernels``: a mapping from an op's name to a faster implementation -- a ``Function``
-      subclass with the reference's constructor, inputs and outputs, or, for an optimizer's
-      update, a function with the reference's signature (``dparray.kernels``). Default:
-      empty -- every op runs its array-API reference.
+    * ``kernels``: a mapping from the name a reference op declares (``dparray.kernels``) to
+      a faster implementation -- a subclass of the reference ``Function``, with its
+      constructor, inputs and outputs, or, for a reference function such as an optimizer's
+      update, a function with its signature. ``dparray.kernels.check_table`` checks one.
+      Default: empty -- every op runs its array-API reference.
     * ``to_device_async(host)``: a NumPy array ``host`` as an array of this backend, and a
       ``ready()`` to call before that array is first used; the copy may run in the background
       (CuPy: pinned memory and a stream of its own). Default: ``asarray(host)``, ready at once.
@@ -220,9 +221,7 @@ def register_backend(name: str, factory: BackendFactory, *, replace: bool = Fals
         if name in _factories and not replace:
             raise ValueError(f"backend {name!r} is already registered; pass replace=True")
         _factories[name] = factory
-        replaced = _instances.pop(name, None)
-        if replaced is not None:
-            _forget_kernels(replaced)
+        _instances.pop(name, None)
 
 
 def unregister_backend(name: str) -> None:
@@ -232,10 +231,8 @@ def unregister_backend(name: str) -> None:
         _load_entry_points()
         _factories.pop(name, None)
         backend = _instances.pop(name, None)
-        if backend is not None:
-            _forget_kernels(backend)
-            if _default is backend:
-                _default = None
+        if backend is not None and _default is backend:
+            _default = None
 
 
 def registered_backends() -> list[str]:
@@ -322,13 +319,6 @@ def use_backend(name: str | Backend) -> Iterator[Backend]:
         yield backend
     finally:
         _override.reset(token)
-
-
-def _forget_kernels(backend: Backend) -> None:
-    """Drop the kernel lookups cached for ``backend`` (their key is the object's id)."""
-    from dparray import kernels  # imported here: kernels imports this module
-
-    kernels.forget(backend)
 
 
 def _default_from_environment() -> Backend:

@@ -10,15 +10,14 @@ zero), and scale with ``*`` and ``/`` by a number.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from dparray.tensor import Tensor
+from dparray.tensor import Tensor
 
 _NUMBER = (int, float)
 
 
-class Gradients(Mapping["Tensor", "Tensor"]):
+class Gradients(Mapping[Tensor, Tensor]):
     """Variable tensor -> gradient tensor of the same shape.
 
     Examples:
@@ -32,8 +31,6 @@ class Gradients(Mapping["Tensor", "Tensor"]):
     __slots__ = ("_grads",)
 
     def __init__(self, grads: dict[Tensor, Tensor] | None = None) -> None:
-        from dparray.tensor import Tensor
-
         self._grads: dict[Tensor, Tensor] = dict(grads or {})
         for variable, grad in self._grads.items():
             if not isinstance(variable, Tensor) or not isinstance(grad, Tensor):
@@ -95,14 +92,10 @@ class Gradients(Mapping["Tensor", "Tensor"]):
         return self._map(lambda data: data / divisor)
 
     def _map(self, function: Any) -> Gradients:
-        from dparray.tensor import Tensor
-
         return Gradients({v: Tensor(function(g.data), g.backend) for v, g in self._grads.items()})
 
 
 def _combine(a: Tensor, b: Tensor) -> Tensor:
-    from dparray.tensor import Tensor
-
     if a.backend is not b.backend:
         raise ValueError(
             f"cannot add gradients of backends {a.backend.name!r} and {b.backend.name!r}"

@@ -15,6 +15,7 @@ from dparray import kernels
 from dparray.autograd import Function
 
 
+@kernels.reference("test_double")
 class Reference(Function):
     def forward(self, x):
         return x * 2.0
@@ -27,34 +28,57 @@ class Faster(Reference):
     pass
 
 
+class Undeclared(Function):  # a reference that names no table entry
+    def forward(self, x):
+        return x * 3.0
+
+
 class TableBackend:
     """A stand-in backend whose kernel table maps "double" to ``Faster``."""
 
     name = "table"
-    kernels: ClassVar[dict[str, type]] = {"double": Faster}
+    kernels: ClassVar[dict[str, type]] = {"test_double": Faster}
 
 
 def test_resolve_uses_the_table_and_caches_the_answer():
     backend = TableBackend()
-    assert kernels.resolve(backend, "double", Reference) is Faster
-    assert kernels.resolve(backend, "triple", Reference) is Reference
+    assert kernels.resolve(backend, Reference) is Faster
+    assert kernels.resolve(backend, Undeclared) is Undeclared
     backend.kernels = {}
-    assert kernels.resolve(backend, "double", Reference) is Faster  # cached per (backend, op)
+    assert kernels.resolve(backend, Reference) is Faster  # cached per (backend, op)
     kernels.forget(backend)
-    assert kernels.resolve(backend, "double", Reference) is Reference
+    assert kernels.resolve(backend, Reference) is Reference
 
 
 def test_reference_only_turns_the_table_off_in_this_context():
     backend = TableBackend()
     with kernels.reference_only():
         assert not kernels.enabled()
-        assert kernels.resolve(backend, "double", Reference) is Reference
-    assert kernels.resolve(backend, "double", Reference) is Faster
+        assert kernels.resolve(backend, Reference) is Reference
+    assert kernels.resolve(backend, Reference) is Faster
 
 
 def test_a_backend_without_kernels_runs_the_references():
     strict = dp.get_backend("array_api_strict")
-    assert kernels.resolve(strict, "layer_norm", Reference) is Reference
+    assert kernels.resolve(strict, Reference) is Reference
+
+
+def test_a_subclass_of_a_reference_never_gets_the_reference_kernel():
+    """A user's variant of an op inherits ``kernel_name`` but declares no name of its own, so
+    the kernel written for the reference cannot replace its code."""
+
+    class Variant(Reference):
+        def forward(self, x):
+            return x * 4.0
+
+    assert kernels.resolve(TableBackend(), Variant) is Variant
+
+
+def test_a_name_is_declared_by_one_reference():
+    with pytest.raises(ValueError, match=r"'test_double' is already declared by .*Reference"):
+        kernels.reference("test_double")(Undeclared)
+    with pytest.raises(TypeError, match="name must be a non-empty str"):
+        kernels.reference("")
 
 
 def _run(code, **env):
@@ -71,7 +95,7 @@ def test_the_environment_variable_turns_every_table_off():
         print(type(y.grad_fn).__name__)
     """, DPARRAY_KERNELS="reference")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "Normalization"
+    assert result.stdout.strip() == "LayerNorm"
 
 
 def test_without_numba_dparray_works_through_the_references():

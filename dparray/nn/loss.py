@@ -34,7 +34,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _check_reduction(reduction)
     _check_same_shape("mse_loss", input, target)
     if input.dtype.is_floating and target.dtype.is_floating:
-        return resolve(input.backend, "mse_loss", SquaredError)(reduction)(input, target)
+        return resolve(input.backend, SquaredError)(reduction)(input, target)
     difference = input - target  # integers: as the arithmetic promotes them
     return _reduce(difference * difference, reduction)
 
@@ -56,7 +56,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
     """
     _check_reduction(reduction)
     rows, indices, weights, shape = _class_rows("nll_loss", input, target, weight, ignore_index)
-    op = resolve(input.backend, "nll_loss", NLL)(ignore_index, reduction)
+    op = resolve(input.backend, NLL)(ignore_index, reduction)
     return _unrows(op(rows, indices, weights), shape, reduction)
 
 
@@ -90,11 +90,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, *
         rows, shape = _rows(where, input)
         targets, _ = _rows(where, target)
         weights = _class_weight(where, weight, input)
-        soft = resolve(input.backend, "soft_cross_entropy", SoftCrossEntropy)(reduction,
+        soft = resolve(input.backend, SoftCrossEntropy)(reduction,
                                                                              smoothing)
         return _unrows(soft(rows, targets, weights), shape, reduction)
     rows, indices, weights, shape = _class_rows(where, input, target, weight, ignore_index)
-    op = resolve(input.backend, "cross_entropy", CrossEntropy)(ignore_index, reduction,
+    op = resolve(input.backend, CrossEntropy)(ignore_index, reduction,
                                                                smoothing)
     return _unrows(op(rows, indices, weights), shape, reduction)
 

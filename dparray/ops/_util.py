@@ -1,4 +1,4 @@
-"""Small helpers shared by the ops: axis normalisation, dtype-kind checks, re-expanding."""
+"""Small helpers shared by the ops: dtype-kind checks, broadcasting, re-expanding reductions."""
 
 from __future__ import annotations
 
@@ -6,32 +6,11 @@ import math
 from typing import Any
 
 from dparray import dtypes as _dtypes
-from dparray._checks import check_int
 from dparray.backend import Backend
+from dparray.creation import tensor
 from dparray.tensor import Tensor
 
 PYTHON_SCALARS = (int, float, bool)
-
-
-def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
-    """``axis`` (None, an int or a sequence of ints) as a sorted tuple of non-negative axes."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
-    result = []
-    for a in axes:
-        result.append(normalize_axis(a, ndim, op))
-    if len(set(result)) != len(result):
-        raise ValueError(f"{op}: repeated axis in {axis!r}")
-    return tuple(sorted(result))
-
-
-def normalize_axis(axis: Any, ndim: int, op: str) -> int:
-    """One axis in ``[-ndim, ndim)`` as a non-negative int (a TypeError for a non-int)."""
-    axis = check_int(axis, "axis", op)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{op}: axis {axis} is out of range for a tensor with {ndim} dimensions")
-    return axis % ndim
 
 
 def keepdims_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
@@ -103,8 +82,6 @@ def as_operands(*values: Any) -> list[Any]:
     result = []
     for v in values:
         if not isinstance(v, Tensor) and type(v) not in PYTHON_SCALARS:
-            from dparray.creation import tensor
-
             v = tensor(v, backend=like.backend)
         result.append(v)
     return result

@@ -17,6 +17,22 @@ from dparray.autograd import Function
 from dparray.ops._promote import as_float
 from dparray.tensor import Tensor
 
+__all__ = [
+    "leaky_relu",
+    "prelu",
+    "elu",
+    "selu",
+    "celu",
+    "silu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "hardtanh",
+    "relu6",
+    "softsign",
+    "logsigmoid",
+]
+
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 

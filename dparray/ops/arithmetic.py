@@ -16,6 +16,18 @@ from dparray.ops._promote import as_float, is_integer, kind, with_python_float
 from dparray.ops._util import PYTHON_SCALARS, as_operands, check_same_kind
 from dparray.tensor import Tensor
 
+__all__ = [
+    "add",
+    "div",
+    "mul",
+    "neg",
+    "pow",
+    "sub",
+    "floor_divide",
+    "lerp",
+    "remainder",
+]
+
 
 class Add(Function):
     """``a + b``."""

@@ -31,7 +31,7 @@ from typing import Any
 from dparray import random as _random
 from dparray._checks import check_bool, check_number, check_probability, check_tensor
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.linalg import array_matmul
 from dparray.tensor import Tensor
@@ -102,6 +102,7 @@ class _Attention(Function):
         return grad_query, grad_key, grad_scores if wants_mask else None
 
 
+@reference("scaled_dot_product_attention")
 class ScaledDotProductAttention(_Attention):
     """``softmax(q k^T * scale + mask) v`` (with dropout on the probabilities) for ``q``,
     ``k``, ``v`` and an optional bool or float ``mask``."""
@@ -124,6 +125,7 @@ class ScaledDotProductAttention(_Attention):
         return grad_query, grad_key, grad_value, grad_mask
 
 
+@reference("attention_weights")
 class AttentionWeights(_Attention):
     """``softmax(q k^T * scale + mask)`` (with dropout) for ``q``, ``k`` and an optional bool
     or float ``mask``: the attention probabilities that ``ScaledDotProductAttention``
@@ -190,7 +192,7 @@ def attend(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
            dropout_p: float, is_causal: bool, scale: float) -> Tensor:
     """The ``ScaledDotProductAttention`` node (or the backend's kernel for it), for callers
     that have checked the arguments as ``scaled_dot_product_attention`` does."""
-    op = resolve(query.backend, "scaled_dot_product_attention", ScaledDotProductAttention)
+    op = resolve(query.backend, ScaledDotProductAttention)
     return op(scale, dropout_p, is_causal)(query, key, value, attn_mask)
 
 
@@ -199,7 +201,7 @@ def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, drop
     """The attention probabilities ``softmax(query @ key^T * scale + mask)`` (after dropout)
     as one node, for callers that need them (``MultiheadAttention(need_weights=True)``); the
     caller checks the arguments as ``scaled_dot_product_attention`` does."""
-    op = resolve(query.backend, "attention_weights", AttentionWeights)
+    op = resolve(query.backend, AttentionWeights)
     return op(scale, dropout_p, is_causal)(query, key, attn_mask)
 
 

@@ -16,6 +16,15 @@ from dparray.ops._promote import kind
 from dparray.ops._util import check_same_kind
 from dparray.tensor import Tensor, from_op
 
+__all__ = [
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_invert",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+]
+
 _INTEGER = ("int", "uint")
 
 

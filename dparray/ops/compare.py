@@ -17,6 +17,20 @@ from dparray.ops._promote import as_float, kind, with_python_float
 from dparray.ops._util import check_same_kind
 from dparray.tensor import Tensor, from_op
 
+__all__ = [
+    "equal",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "isclose",
+    "allclose",
+    "isnan",
+    "isinf",
+    "isfinite",
+]
+
 
 def _compare(name: str, function: Callable[[Any, Any], Any], a: Any, b: Any) -> Tensor:
     backend, (a, b) = constant_operands(name, a, b)

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from dparray._checks import check_choice, check_int, check_tensor
+from dparray._checks import check_choice, check_int, check_tensor, normalize_axis
 from dparray.autograd import Function
-from dparray.ops._util import normalize_axis
 from dparray.ops.shape import broadcast_to, permute, reshape
 from dparray.tensor import Tensor
+
+__all__ = [
+    "diag",
+    "diagonal",
+    "meshgrid",
+    "one_hot",
+    "tril",
+    "triu",
+]
 
 
 class Triangle(Function):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.ops._one_d import OnHeightOne
 from dparray.ops._util import check_same_kind
 from dparray.ops._windows import Windows, col2im, im2col
@@ -35,6 +35,7 @@ def from_groups(xp: Any, m: Any, shape: tuple[int, ...]) -> Any:
     return xp.permute_dims(xp.reshape(m, (c, k, n, h, w)), (2, 0, 1, 3, 4))
 
 
+@reference("conv2d")
 class Conv2d(Function):
     """``conv2d(x, weight, bias)`` for ``x`` ``(N, C, H, W)``, ``weight``
     ``(OC, C / groups, kh, kw)`` and an optional ``bias`` ``(OC,)``; the caller checks shapes
@@ -91,10 +92,11 @@ class Conv2d(Function):
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, int],
            padding: tuple[int, int], dilation: tuple[int, int], groups: int) -> Tensor:
     """The ``Conv2d`` node (or the backend's kernel for it), arguments already checked."""
-    op = resolve(x.backend, "conv2d", Conv2d)(stride, padding, dilation, groups)
+    op = resolve(x.backend, Conv2d)(stride, padding, dilation, groups)
     return op(x, weight) if bias is None else op(x, weight, bias)
 
 
+@reference("conv1d")
 class Conv1d(OnHeightOne, Conv2d):
     """``conv1d(x, weight, bias)`` for ``x`` ``(N, C, L)``, ``weight`` ``(OC, C / groups, k)``
     and an optional ``bias`` ``(OC,)``: the 2-D node on a height of one, so its constructor
@@ -104,7 +106,7 @@ class Conv1d(OnHeightOne, Conv2d):
 def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: int, padding: int,
            dilation: int, groups: int) -> Tensor:
     """The ``Conv1d`` node (or the backend's kernel for it), arguments already checked."""
-    op = resolve(x.backend, "conv1d", Conv1d)((1, stride), (0, padding), (1, dilation), groups)
+    op = resolve(x.backend, Conv1d)((1, stride), (0, padding), (1, dilation), groups)
     return op(x, weight) if bias is None else op(x, weight, bias)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.ops._one_d import OnHeightOne
 from dparray.ops._util import check_same_kind
 from dparray.ops._windows import Pair, Windows, col2im, im2col
@@ -31,6 +31,7 @@ def transposed_size(size: Pair, kernel: Pair, stride: Pair, padding: Pair,
     return out[0], out[1]
 
 
+@reference("conv_transpose2d")
 class ConvTranspose2d(Function):
     """``conv_transpose2d(x, weight, bias)`` for ``x`` ``(N, C, H, W)``, ``weight``
     ``(C, OC / groups, kh, kw)`` and an optional ``bias`` ``(OC,)``; the caller checks shapes
@@ -91,6 +92,7 @@ class ConvTranspose2d(Function):
         return to_groups(self.xp, self.xp.reshape(x, (n, c, 1, h, w)), self.groups)
 
 
+@reference("conv_transpose1d")
 class ConvTranspose1d(OnHeightOne, ConvTranspose2d):
     """``conv_transpose1d(x, weight, bias)`` for ``x`` ``(N, C, L)`` and ``weight``
     ``(C, OC / groups, k)``: the 2-D node on a height of one (its constructor takes the 2-D
@@ -103,11 +105,11 @@ def conv_transpose(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple
     """The ``ConvTranspose1d`` or ``ConvTranspose2d`` node (by the number of spatial axes of
     the geometry, already checked), or the backend's kernel for it."""
     if len(stride) == 1:
-        node = resolve(x.backend, "conv_transpose1d", ConvTranspose1d)
+        node = resolve(x.backend, ConvTranspose1d)
         op: ConvTranspose2d = node((1, stride[0]), (0, padding[0]), (0, output_padding[0]),
                                    (1, dilation[0]), groups)
     else:
-        op = resolve(x.backend, "conv_transpose2d", ConvTranspose2d)(
+        op = resolve(x.backend, ConvTranspose2d)(
             (stride[0], stride[1]), (padding[0], padding[1]),
             (output_padding[0], output_padding[1]), (dilation[0], dilation[1]), groups)
     return op(x, weight) if bias is None else op(x, weight, bias)

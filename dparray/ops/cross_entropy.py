@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from dparray.autograd import Function
+from dparray.kernels import reference
 
 
 class _RowLoss(Function):
@@ -58,6 +59,7 @@ class _RowLoss(Function):
         return self.xp.reshape(share * kept, (-1, 1))
 
 
+@reference("cross_entropy")
 class CrossEntropy(_RowLoss):
     """Cross-entropy of ``(M, C)`` logits with ``M`` integer class targets; ``weight`` is
     an optional ``(C,)`` array of class weights (no gradient)."""
@@ -97,6 +99,7 @@ class CrossEntropy(_RowLoss):
         return grad_logits, None, None
 
 
+@reference("soft_cross_entropy")
 class SoftCrossEntropy(Function):
     """Cross-entropy of ``(M, C)`` logits with ``(M, C)`` class probabilities as targets
     (differentiable in both), optional class ``weight``, ``label_smoothing`` and reduction
@@ -136,6 +139,7 @@ class SoftCrossEntropy(Function):
         return grad_logits, grad_target, None
 
 
+@reference("nll_loss")
 class NLL(_RowLoss):
     """Negative log-likelihood of ``M`` integer targets under ``(M, C)`` log-probabilities;
     ``weight`` is an optional ``(C,)`` array of class weights (no gradient)."""

@@ -6,10 +6,11 @@ from typing import Any
 
 from dparray import random as _random
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.tensor import Tensor
 
 
+@reference("dropout")
 class Dropout(Function):
     """``x * mask / (1 - p)``, the mask True with probability ``1 - p``, drawn from the
     current random stream (so a seed makes it repeat, and DataParallel's chunks draw their
@@ -31,4 +32,4 @@ class Dropout(Function):
 def dropout(x: Tensor, p: float) -> Tensor:
     """The ``Dropout`` node (or the backend's kernel for it); ``0 < p < 1`` checked by the
     caller."""
-    return resolve(x.backend, "dropout", Dropout)(p)(x)
+    return resolve(x.backend, Dropout)(p)(x)

@@ -21,6 +21,10 @@ from dparray.ops.reduce import sum as _sum
 from dparray.ops.shape import broadcast_to, permute, reshape
 from dparray.tensor import Tensor
 
+__all__ = [
+    "einsum",
+]
+
 _LETTERS = frozenset(string.ascii_letters)
 _ELLIPSIS = "..."
 

@@ -12,10 +12,27 @@ from typing import Any
 from dparray import dtypes as _dtypes
 from dparray._checks import check_number
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.ops._promote import as_float, with_python_float
 from dparray.ops._util import as_operands, check_same_kind
 from dparray.tensor import Tensor, from_op
+
+__all__ = [
+    "abs",
+    "astype",
+    "clip",
+    "exp",
+    "gelu",
+    "log",
+    "maximum",
+    "minimum",
+    "relu",
+    "sigmoid",
+    "softplus",
+    "sqrt",
+    "tanh",
+    "where",
+]
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -103,6 +120,7 @@ class Sigmoid(Function):
         return grad * out * (1.0 - out)
 
 
+@reference("relu")
 class Relu(Function):
     """``max(x, 0)``; the gradient at 0 is 0.
 
@@ -121,6 +139,7 @@ class Relu(Function):
         return grad * self.xp.astype(out > 0, grad.dtype)
 
 
+@reference("gelu")
 class Gelu(Function):
     """``x * Phi(x)``, exact (through the backend's erf) or with PyTorch's tanh approximation."""
 
@@ -312,12 +331,12 @@ def sigmoid(x: Tensor) -> Tensor:
 
 def relu(x: Tensor) -> Tensor:
     """Elementwise ``max(x, 0)``."""
-    return resolve(x.backend, "relu", Relu)()(x)
+    return resolve(x.backend, Relu)()(x)
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate="tanh"`` is PyTorch's tanh form."""
-    return resolve(x.backend, "gelu", Gelu)(approximate)(x)
+    return resolve(x.backend, Gelu)(approximate)(x)
 
 
 def softplus(x: Tensor, beta: float = 1.0) -> Tensor:

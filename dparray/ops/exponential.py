@@ -15,6 +15,17 @@ from dparray.ops._promote import as_float
 from dparray.ops._util import as_operands, check_same_kind
 from dparray.tensor import Tensor
 
+__all__ = [
+    "exp2",
+    "expm1",
+    "log2",
+    "log10",
+    "log1p",
+    "rsqrt",
+    "erf",
+    "logaddexp",
+]
+
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)

@@ -22,12 +22,30 @@ import operator
 from typing import Any
 
 from dparray import dtypes as _dtypes
-from dparray._checks import check_bool, check_int, check_number, check_tensor, describe
+from dparray._checks import (
+    check_bool,
+    check_int,
+    check_number,
+    check_tensor,
+    describe,
+    normalize_axis,
+)
 from dparray.autograd import Function, SliceGradient
 from dparray.backend import Backend
-from dparray.ops._util import PYTHON_SCALARS, broadcast_shapes, normalize_axis
+from dparray.creation import tensor
+from dparray.ops._util import PYTHON_SCALARS, broadcast_shapes
 from dparray.ops.elementwise import where
 from dparray.tensor import Tensor
+
+__all__ = [
+    "getitem",
+    "take",
+    "gather",
+    "index_select",
+    "masked_fill",
+    "scatter",
+    "scatter_add",
+]
 
 
 class GetItem(Function):
@@ -533,8 +551,6 @@ def _index_argument(index: Any, x: Tensor, where: str) -> Tensor:
 
 
 def _index_tensor(data: Any, backend: Backend) -> Tensor:
-    from dparray.creation import tensor
-
     index = tensor(data, backend=backend)
     if index.elem_count() == 0 and index.dtype.kind == "float":
         return tensor(data, dtype="int64", backend=backend)  # [] means no positions

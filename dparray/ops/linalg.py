@@ -7,19 +7,25 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.backend import Backend
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.ops._util import broadcast_shapes, check_same_kind
 from dparray.tensor import Tensor
+
+__all__ = [
+    "matmul",
+]
 
 
 def array_matmul(backend: Backend) -> Callable[[Any, Any], Any]:
     """The array product ``(a, b) -> a @ b`` for ``backend``'s arrays: its ``"matmul"`` kernel
     (NumPy: MKL's products when MKL is installed) or the operator. Every op built on matrix
     products calls it."""
-    return resolve(backend, "matmul", _operator_matmul)
+    return resolve(backend, operator_matmul)
 
 
-def _operator_matmul(a: Any, b: Any) -> Any:
+@reference("matmul")
+def operator_matmul(a: Any, b: Any) -> Any:
+    """The reference array product: the ``@`` operator of the backend's arrays."""
     return a @ b
 
 

@@ -11,6 +11,13 @@ from dparray.backend import Backend
 from dparray.ops._constant import constant_operands
 from dparray.tensor import Tensor, from_op
 
+__all__ = [
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+]
+
 
 def _truth(backend: Backend, x: Any) -> Any:
     if not hasattr(x, "dtype"):

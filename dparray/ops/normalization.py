@@ -32,10 +32,9 @@ from typing import Any
 
 from dparray._checks import check_int
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.tensor import Tensor
 
-LAYOUTS = ("rows", "channels", "groups")
 STAT_AXES = {"rows": (1,), "channels": (0, 2), "groups": (2, 3)}
 AFFINE_SUM_AXES = {"rows": (0,), "channels": (0, 2), "groups": (0, 3)}  # parameters' gradients
 
@@ -160,6 +159,32 @@ class Normalization(Function):
         return (1, view[1], 1) if self.layout == "channels" else (1, view[1], view[2], 1)
 
 
+@reference("layer_norm")
+class LayerNorm(Normalization):
+    """Layer norm (``layout="rows"``): each row of the trailing axes by its own statistics."""
+
+
+@reference("batch_norm")
+class BatchNorm(Normalization):
+    """Batch norm (``layout="channels"``) by the chunk's statistics, or by given ones."""
+
+
+@reference("sync_batch_norm")
+class SyncBatchNorm(Normalization):
+    """Batch norm by statistics combined over every chunk of a DataParallel call."""
+
+
+@reference("group_norm")
+class GroupNorm(Normalization):
+    """Group norm (``layout="groups"``): each (sample, group) by its own statistics."""
+
+
+@reference("instance_norm")
+class InstanceNorm(Normalization):
+    """Instance norm: group norm with one group per channel, or given statistics."""
+
+
+@reference("rms_norm")
 class RMSNormalization(Function):
     """``x / sqrt(mean(x * x) + eps) * weight`` over each row of ``x`` viewed as ``(M, D)`` (its
     last ``trailing`` axes form a row); ``weight`` (``D`` values) may be None. Saves ``x``,
@@ -208,8 +233,7 @@ def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | No
     The caller checks that ``x`` ends in ``normalized_shape`` and that ``weight`` and ``bias``
     have that shape (``dparray.nn.functional.layer_norm`` does).
     """
-    op = resolve(x.backend, "layer_norm", Normalization)("rows", eps, LOCAL,
-                                                          len(normalized_shape))
+    op = resolve(x.backend, LayerNorm)("rows", eps, LOCAL, len(normalized_shape))
     return op(x, weight, bias)
 
 
@@ -219,8 +243,9 @@ def batch_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: float
     """Normalise each channel (axis 1) of ``(N, C, ...)`` input; with ``statistics=None`` by
     the given ``running_mean``/``running_var``. Returns the output and the node, whose
     ``batch_mean``/``batch_var``/``batch_count`` feed running averages."""
-    name = "batch_norm" if statistics is LOCAL or statistics is None else "sync_batch_norm"
-    op = resolve(x.backend, name, Normalization)("channels", eps, statistics)
+    synchronized = statistics is not LOCAL and statistics is not None
+    op = resolve(x.backend, SyncBatchNorm if synchronized else BatchNorm)("channels", eps,
+                                                                          statistics)
     if statistics is None:
         return op(x, weight, bias, running_mean, running_var), op
     return op(x, weight, bias), op
@@ -234,7 +259,7 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor |
     The caller checks that ``num_groups`` divides ``C`` and that ``weight`` and ``bias`` hold
     ``C`` values (``dparray.nn.functional.group_norm`` does).
     """
-    op = resolve(x.backend, "group_norm", Normalization)("groups", eps, LOCAL, groups=num_groups)
+    op = resolve(x.backend, GroupNorm)("groups", eps, LOCAL, groups=num_groups)
     return op(x, weight, bias)
 
 
@@ -246,7 +271,7 @@ def instance_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: fl
     whose ``batch_mean``/``batch_var`` (``N * C`` values) feed running averages."""
     given = running_mean is not None
     groups = max(x.shape[1], 1)  # one group per channel; no channels: one empty group
-    op = resolve(x.backend, "instance_norm", Normalization)(
+    op = resolve(x.backend, InstanceNorm)(
         "groups", eps, None if given else LOCAL, groups=groups)
     if given:
         return op(x, weight, bias, running_mean, running_var), op
@@ -259,7 +284,7 @@ def rms_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None
 
     The caller checks the shapes and resolves ``eps`` (``dparray.nn.functional.rms_norm``).
     """
-    op = resolve(x.backend, "rms_norm", RMSNormalization)(eps, len(normalized_shape))
+    op = resolve(x.backend, RMSNormalization)(eps, len(normalized_shape))
     return op(x, weight)
 
 

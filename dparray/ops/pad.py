@@ -17,6 +17,10 @@ from dparray.ops.indexing import fill_value, getitem
 from dparray.ops.shape import broadcast_to, cat
 from dparray.tensor import Tensor
 
+__all__ = [
+    "pad",
+]
+
 MODES = ("constant", "reflect", "replicate", "circular")
 
 Widths = tuple[tuple[int, int], ...]

@@ -13,12 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.ops._one_d import OnHeightOne
 from dparray.ops._windows import Windows, col2im, im2col
 from dparray.tensor import Tensor, from_op
 
 
+@reference("max_pool2d")
 class MaxPool2d(Function):
     """The maximum of each window of ``(N, C, H, W)`` input. With ``return_indices`` the node
     also sets ``indices``: each winner's flat position ``h * W + w`` in its input plane (int64,
@@ -63,6 +64,7 @@ class MaxPool2d(Function):
         return rows * self.input_shape[3] + cols
 
 
+@reference("avg_pool2d")
 class AvgPool2d(Function):
     """The mean of each window of ``(N, C, H, W)`` input, with PyTorch's divisor rules."""
 
@@ -76,7 +78,7 @@ class AvgPool2d(Function):
         n, c, h, w = x.shape
         out = self.geometry.output_size((h, w))
         columns = im2col(xp, x, self.geometry, out)
-        self.divisor = xp.asarray(self._divisors((h, w), out), dtype=x.dtype)
+        self.divisor = xp.asarray(self.divisors((h, w), out), dtype=x.dtype)
         self.input_shape, self.output_hw = (n, c, h, w), out
         return xp.sum(columns, axis=2) / self.divisor
 
@@ -86,8 +88,9 @@ class AvgPool2d(Function):
         spread = xp.broadcast_to(share, (*grad.shape[:2], self.geometry.count, *grad.shape[2:]))
         return col2im(xp, spread, self.geometry, self.input_shape[2:], self.output_hw)
 
-    def _divisors(self, size: tuple[int, int], out: tuple[int, int]) -> list[list[float]]:
-        """Each output position's divisor, from PyTorch's rule (a small host computation)."""
+    def divisors(self, size: tuple[int, int], out: tuple[int, int]) -> list[list[float]]:
+        """Each output position's divisor for an input of spatial ``size`` and an output of
+        ``out``, from PyTorch's rule (a small host computation; kernels use it too)."""
         if self.divisor_override is not None:
             return [[float(self.divisor_override)] * out[1] for _ in range(out[0])]
         spans = [self._spans(n, o, k, s, p) for n, o, k, s, p in zip(
@@ -107,6 +110,7 @@ class AvgPool2d(Function):
         return spans
 
 
+@reference("max_pool1d")
 class MaxPool1d(OnHeightOne, MaxPool2d):
     """The maximum of each window of ``(N, C, L)`` input: the 2-D node on a height of one (its
     ``windows`` are 2-D, ``(1, k)``); ``indices`` are positions along ``L``."""
@@ -118,6 +122,7 @@ class MaxPool1d(OnHeightOne, MaxPool2d):
         return y
 
 
+@reference("avg_pool1d")
 class AvgPool1d(OnHeightOne, AvgPool2d):
     """The mean of each window of ``(N, C, L)`` input: the 2-D node on a height of one."""
 
@@ -127,9 +132,9 @@ def max_pool(x: Tensor, windows: Windows, return_indices: bool = False, dims: in
     ``dims=1``), or the backend's kernel for it; with ``return_indices`` also the winners'
     positions."""
     if dims == 1:
-        op: MaxPool2d = resolve(x.backend, "max_pool1d", MaxPool1d)(windows, return_indices)
+        op: MaxPool2d = resolve(x.backend, MaxPool1d)(windows, return_indices)
     else:
-        op = resolve(x.backend, "max_pool2d", MaxPool2d)(windows, return_indices)
+        op = resolve(x.backend, MaxPool2d)(windows, return_indices)
     out = op(x)
     if not return_indices:
         return out
@@ -140,7 +145,7 @@ def avg_pool(x: Tensor, windows: Windows, count_include_pad: bool = True,
              divisor_override: int | None = None, dims: int = 2) -> Tensor:
     """The ``AvgPool1d`` or ``AvgPool2d`` node, or the backend's kernel for it."""
     if dims == 1:
-        node: type[AvgPool2d] = resolve(x.backend, "avg_pool1d", AvgPool1d)
+        node: type[AvgPool2d] = resolve(x.backend, AvgPool1d)
     else:
-        node = resolve(x.backend, "avg_pool2d", AvgPool2d)
+        node = resolve(x.backend, AvgPool2d)
     return node(windows, count_include_pad, divisor_override)(x)

@@ -19,19 +19,29 @@ import warnings
 from types import FrameType
 from typing import Any
 
-from dparray._checks import check_bool, check_number
+from dparray._checks import check_bool, check_number, normalize_axes, normalize_axis
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.ops._promote import as_float
-from dparray.ops._util import (
-    as_array,
-    expand_reduced,
-    keepdims_shape,
-    normalize_axes,
-    normalize_axis,
-    reduced_count,
-)
+from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
 from dparray.tensor import Tensor, from_op
+
+__all__ = [
+    "all",
+    "any",
+    "argmax",
+    "log_softmax",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "softmax",
+    "sum",
+    "var",
+    "prod",
+    "std",
+    "argmin",
+]
 
 
 class _Reduction(Function):
@@ -239,6 +249,7 @@ class LogSumExp(_Reduction):
         return self.expand(grad) * self.xp.exp(x - out)
 
 
+@reference("softmax")
 class Softmax(Function):
     """``exp(x) / sum(exp(x))`` along one axis (a 0-d tensor's softmax is 1)."""
 
@@ -260,6 +271,7 @@ class Softmax(Function):
         return out * (grad - self.xp.sum(grad * out, axis=self.axis, keepdims=True))
 
 
+@reference("log_softmax")
 class LogSoftmax(Function):
     """``x - logsumexp(x)`` along one axis (0 for a 0-d tensor)."""
 
@@ -362,12 +374,12 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Softmax along ``axis``."""
-    return resolve(x.backend, "softmax", Softmax)(axis)(x)
+    return resolve(x.backend, Softmax)(axis)(x)
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Logarithm of the softmax along ``axis``, computed stably."""
-    return resolve(x.backend, "log_softmax", LogSoftmax)(axis)(x)
+    return resolve(x.backend, LogSoftmax)(axis)(x)
 
 
 def all(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:

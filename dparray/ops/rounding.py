@@ -14,6 +14,14 @@ from dparray.autograd import Function
 from dparray.ops._promote import as_float, is_floating
 from dparray.tensor import Tensor
 
+__all__ = [
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+]
+
 
 class _PiecewiseConstant(Function):
     """An op whose gradient is 0 wherever it is defined."""

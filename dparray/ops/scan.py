@@ -12,14 +12,23 @@ tensor is scanned as one element, as PyTorch does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from dparray._checks import normalize_axis
 from dparray.autograd import Function
 from dparray.ops._portable import cumulative_prod, running
 from dparray.ops._promote import as_float
-from dparray.ops._util import normalize_axis
 from dparray.ops.sorting import ValuesIndices
 from dparray.tensor import Tensor, from_op
+
+__all__ = [
+    "cumsum",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "logcumsumexp",
+]
 
 
 class _Scan(Function):
@@ -93,11 +102,9 @@ class CumProd(_Scan):
         # d out[k] / d x[i] = out[i - 1] * x[i + 1] * ... * x[k] for k >= i, so the gradient is
         # out[i - 1] * after[i] with after[i] = sum over k >= i of g[k] * x[i + 1] * ... * x[k],
         # which satisfies after[i] = g[i] + x[i + 1] * after[i + 1]
-        after = [g[n - 1, ...]]
-        for i in range(n - 2, -1, -1):
-            after.append(g[i, ...] + x[i + 1, ...] * after[-1])
+        after = _from_the_end(xp, g, lambda i: x[i + 1, ...])
         before = xp.concat([xp.ones_like(out[:1, ...]), out[:-1, ...]], axis=0)
-        return self.end(before * xp.stack(after[::-1]))
+        return self.end(before * after)
 
 
 class _CumExtremum(_Scan):
@@ -190,10 +197,18 @@ class LogCumSumExp(_Scan):
         # exp(x[i] - out[i]) * s[i] with s[i] = sum over k >= i of g[k] * exp(out[i] - out[k]),
         # so s[i] = g[i] + exp(out[i] - out[i + 1]) * s[i + 1]; out never decreases, so every
         # exponent is <= 0 and nothing overflows
-        s = [g[n - 1, ...]]
-        for i in range(n - 2, -1, -1):
-            s.append(g[i, ...] + xp.exp(_difference(xp, out[i, ...], out[i + 1, ...])) * s[-1])
-        return self.end(xp.exp(_difference(xp, x, out)) * xp.stack(s[::-1]))
+        s = _from_the_end(xp, g, lambda i: xp.exp(_difference(xp, out[i, ...], out[i + 1, ...])))
+        return self.end(xp.exp(_difference(xp, x, out)) * s)
+
+
+def _from_the_end(xp: Any, g: Any, factor: Callable[[int], Any]) -> Any:
+    """The linear recurrence of the scans' gradients, run from the end of axis 0:
+    ``s[n - 1] = g[n - 1]`` and ``s[i] = g[i] + factor(i) * s[i + 1]``, stacked."""
+    n = g.shape[0]
+    s = [g[n - 1, ...]]
+    for i in range(n - 2, -1, -1):
+        s.append(g[i, ...] + factor(i) * s[-1])
+    return xp.stack(s[::-1])
 
 
 def _difference(xp: Any, a: Any, b: Any) -> Any:

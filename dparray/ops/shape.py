@@ -7,11 +7,32 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from dparray._checks import check_int, check_tensor
+from dparray._checks import check_int, check_tensor, normalize_axes, normalize_axis
 from dparray.autograd import Function
-from dparray.ops._util import broadcast_shapes, check_same_kind, normalize_axes, normalize_axis
+from dparray.ops._util import broadcast_shapes, check_same_kind
 from dparray.ops.indexing import take
 from dparray.tensor import Tensor
+
+__all__ = [
+    "broadcast_to",
+    "cat",
+    "chunk",
+    "concat",
+    "expand",
+    "flatten",
+    "permute",
+    "reshape",
+    "split",
+    "squeeze",
+    "stack",
+    "transpose",
+    "unsqueeze",
+    "clone",
+    "flip",
+    "repeat_interleave",
+    "roll",
+    "tile",
+]
 
 
 class Reshape(Function):

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from dparray._checks import check_bool, check_int
+from dparray._checks import check_bool, check_int, normalize_axis
 from dparray.autograd import Function
 from dparray.ops._portable import take_along_axis
-from dparray.ops._util import normalize_axis
 from dparray.tensor import Tensor, from_op
+
+__all__ = [
+    "sort",
+    "argsort",
+    "topk",
+    "ValuesIndices",
+]
 
 
 class ValuesIndices(NamedTuple):

@@ -12,9 +12,11 @@ import math
 from typing import Any
 
 from dparray.autograd import Function
+from dparray.kernels import reference
 from dparray.ops._util import as_array
 
 
+@reference("mse_loss")
 class SquaredError(Function):
     """``(input - target) ** 2``, reduced by ``"mean"``, ``"sum"`` or ``"none"``, for floating
     ``input`` and ``target`` of one shape (checked by the caller). The mean over no elements is

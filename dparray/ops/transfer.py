@@ -8,6 +8,10 @@ from dparray.autograd import Function
 from dparray.backend import Backend
 from dparray.tensor import Tensor
 
+__all__ = [
+    "to_backend",
+]
+
 
 class ToBackend(Function):
     """``x`` copied to backend ``target`` (through the host: the common ground of all)."""

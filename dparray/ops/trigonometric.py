@@ -12,6 +12,21 @@ from dparray.ops._promote import as_float
 from dparray.ops._util import as_operands, check_same_kind
 from dparray.tensor import Tensor
 
+__all__ = [
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+]
+
 
 class Sin(Function):
     """``sin(x)``."""

@@ -1,10 +1,38 @@
-"""Pieces several optimizers share: the check of a ``betas`` pair, and PyTorch's ``lerp``."""
+"""Pieces several optimizers share: the checks of their options, and PyTorch's ``lerp``.
+
+An optimizer declares how each of its options is checked in ``option_checks``, a mapping from
+the option's name to one of the checks below (``check(value, name, where)`` returns the checked,
+normalised value: numbers as Python floats, so NEP 50 never promotes a parameter).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from dparray._checks import check_number, describe
+from dparray._checks import check_bool, check_number, describe
+
+OptionCheck = Callable[[Any, str, str], Any]
+
+
+def non_negative(value: Any, name: str, where: str) -> float:
+    """A finite number at least 0 (a learning rate, ``eps``, a decay, a momentum)."""
+    return check_number(value, name, where, minimum=0.0)
+
+
+def unit_interval(value: Any, name: str, where: str) -> float:
+    """A number in ``[0, 1]`` (RMSprop's ``alpha``)."""
+    return check_number(value, name, where, minimum=0.0, maximum=1.0)
+
+
+def flag(value: Any, name: str, where: str) -> bool:
+    """A bool (``nesterov``, ``centered``, ...)."""
+    return check_bool(value, name, where)
+
+
+def betas(value: Any, name: str, where: str) -> tuple[float, float]:
+    """A ``betas`` pair (``check_betas``)."""
+    return check_betas(value, where)
 
 
 def check_betas(value: Any, where: str) -> tuple[float, float]:

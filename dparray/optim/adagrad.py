@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from dparray._checks import check_number
+from dparray.optim._shared import OptionCheck, non_negative
 from dparray.optim.optimizer import Optimizer
 
 
@@ -30,6 +30,13 @@ class Adagrad(Optimizer):
     state_arrays = ("sum",)
     state_counts = ("step",)
 
+    option_checks: ClassVar[Mapping[str, OptionCheck]] = {
+        **Optimizer.option_checks,
+        "lr_decay": non_negative,
+        "initial_accumulator_value": non_negative,
+        "eps": non_negative,
+    }
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10) -> None:
@@ -40,15 +47,6 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 self.state[p] = {"step": 0, "sum": self._initial_sum(p.backend.xp, p.data,
                                                                      group)}
-
-    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
-        """The base's checks, and ``lr_decay``, ``initial_accumulator_value`` and ``eps``
-        finite and non-negative."""
-        checked = super().check_options(options, where)
-        for key in ("lr_decay", "initial_accumulator_value", "eps"):
-            if key in checked:
-                checked[key] = check_number(checked[key], key, where, minimum=0.0)
-        return checked
 
     @staticmethod
     def _initial_sum(xp: Any, param: Any, group: Mapping[str, Any]) -> Any:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from dparray._checks import check_number
-from dparray.optim._shared import check_betas
+from dparray.kernels import reference
+from dparray.optim._shared import OptionCheck, betas, non_negative
 from dparray.optim.optimizer import Optimizer
 
 
@@ -26,8 +26,13 @@ class Adam(Optimizer):
 
     decoupled = False
     state_arrays = ("exp_avg", "exp_avg_sq")
-    kernel = "adam_update"
     state_counts = ("step",)
+
+    option_checks: ClassVar[Mapping[str, OptionCheck]] = {
+        **Optimizer.option_checks,
+        "eps": non_negative,
+        "betas": betas,
+    }
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -35,16 +40,7 @@ class Adam(Optimizer):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay})
 
-    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
-        """The base's checks, and ``eps`` finite and non-negative, ``betas`` a pair of
-        numbers in ``[0, 1)`` (kept as a tuple of floats)."""
-        checked = super().check_options(options, where)
-        if "eps" in checked:
-            checked["eps"] = check_number(checked["eps"], "eps", where, minimum=0.0)
-        if "betas" in checked:
-            checked["betas"] = check_betas(checked["betas"], where)
-        return checked
-
+    @reference("adam_update")
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
         lr, (beta1, beta2) = group["lr"], group["betas"]

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from dparray._checks import check_number
-from dparray.optim._shared import check_betas, lerp
+from dparray.optim._shared import OptionCheck, betas, lerp, non_negative
 from dparray.optim.optimizer import Optimizer
 
 
@@ -28,21 +27,17 @@ class Adamax(Optimizer):
     state_arrays = ("exp_avg", "exp_inf")
     state_counts = ("step",)
 
+    option_checks: ClassVar[Mapping[str, OptionCheck]] = {
+        **Optimizer.option_checks,
+        "betas": betas,
+        "eps": non_negative,
+    }
+
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0) -> None:
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay})
-
-    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
-        """The base's checks, and ``betas`` a pair of numbers in ``[0, 1)``, ``eps`` finite
-        and non-negative."""
-        checked = super().check_options(options, where)
-        if "betas" in checked:
-            checked["betas"] = check_betas(checked["betas"], where)
-        if "eps" in checked:
-            checked["eps"] = check_number(checked["eps"], "eps", where, minimum=0.0)
-        return checked
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:

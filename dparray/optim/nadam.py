@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from dparray._checks import check_bool, check_number
-from dparray.optim._shared import check_betas, lerp
+from dparray.optim._shared import OptionCheck, betas, flag, lerp, non_negative
 from dparray.optim.optimizer import Optimizer
 
 
@@ -34,6 +33,14 @@ class NAdam(Optimizer):
     state_counts = ("step",)
     state_scalars = ("mu_product",)
 
+    option_checks: ClassVar[Mapping[str, OptionCheck]] = {
+        **Optimizer.option_checks,
+        "betas": betas,
+        "eps": non_negative,
+        "momentum_decay": non_negative,
+        "decoupled_weight_decay": flag,
+    }
+
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, momentum_decay: float = 4e-3,
@@ -41,19 +48,6 @@ class NAdam(Optimizer):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay, "momentum_decay": momentum_decay,
                                   "decoupled_weight_decay": decoupled_weight_decay})
-
-    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
-        """The base's checks, and ``betas`` a pair of numbers in ``[0, 1)``, ``eps`` and
-        ``momentum_decay`` finite and non-negative, ``decoupled_weight_decay`` a bool."""
-        checked = super().check_options(options, where)
-        if "betas" in checked:
-            checked["betas"] = check_betas(checked["betas"], where)
-        for key in ("eps", "momentum_decay"):
-            if key in checked:
-                checked[key] = check_number(checked[key], key, where, minimum=0.0)
-        if "decoupled_weight_decay" in checked:
-            check_bool(checked["decoupled_weight_decay"], "decoupled_weight_decay", where)
-        return checked
 
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:

@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from dparray import dtypes as _dtypes
 from dparray._checks import check_int, check_number, describe
 from dparray.creation import tensor as _to_tensor
 from dparray.gradients import Gradients
 from dparray.kernels import resolve
+from dparray.optim._shared import OptionCheck, non_negative
 from dparray.tensor import GRADIENTS_HINT, Tensor
 
 
 class Optimizer:
-    """Base class: subclasses pass their ``defaults``, extend ``check_options`` and implement
+    """Base class: subclasses pass their ``defaults``, extend ``option_checks`` and implement
     ``update``.
 
     ``params`` is an iterable of tensors, or of dicts ``{"params": [...], **options}`` for
@@ -43,9 +44,6 @@ class Optimizer:
     state_arrays: tuple[str, ...] = ()
     state_counts: tuple[str, ...] = ()
     state_scalars: tuple[str, ...] = ()
-    kernel: str | None = None
-    """The name of ``update``'s entry in a backend's kernel table: a function with
-    ``update``'s signature (the optimizer first) that computes the same step in one pass."""
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         name = type(self).__name__
@@ -72,16 +70,17 @@ class Optimizer:
         options = {k: v for k, v in self.param_groups[0].items() if k != "params"}
         return f"{type(self).__name__}({options})"
 
-    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
-        """``options`` with the known ones checked and normalised (numbers as Python floats,
-        so NEP 50 never promotes a parameter); other keys pass unchanged, as in PyTorch.
+    option_checks: ClassVar[Mapping[str, OptionCheck]] = {"lr": non_negative,
+                                                         "weight_decay": non_negative}
+    """How each known option is checked (``dparray.optim._shared``); a subclass extends it."""
 
-        The base checks ``lr`` and ``weight_decay``: finite and non-negative.
-        """
+    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """``options`` with the known ones (``option_checks``) checked and normalised; other
+        keys pass unchanged, as in PyTorch."""
         checked = {k: v for k, v in options.items() if k != "params"}
-        for key in ("lr", "weight_decay"):
+        for key, check in self.option_checks.items():
             if key in checked:
-                checked[key] = check_number(checked[key], key, where, minimum=0.0)
+                checked[key] = check(checked[key], key, where)
         return checked
 
     def state_keys(self, group: Mapping[str, Any]) -> tuple[str, ...]:
@@ -123,10 +122,9 @@ class Optimizer:
                                                 options)
                     plan.append((p, _in_dtype_of(p, g), state, options))
                 index += 1
-        reference = type(self).update
+        reference = type(self).update  # a kernel replaces it where it declares a name for one
         for p, grad, state, options in plan:  # each assigned at once: its old arrays can go
-            update = reference if self.kernel is None else resolve(p.backend, self.kernel,
-                                                                   reference)
+            update = resolve(p.backend, reference)
             new_value = update(self, p.backend.xp, p.data, grad, state, options)
             p.data, self.state[p] = new_value, state
 

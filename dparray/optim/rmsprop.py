@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from dparray._checks import check_bool, check_number
-from dparray.optim._shared import lerp
+from dparray.optim._shared import OptionCheck, flag, lerp, non_negative, unit_interval
 from dparray.optim.optimizer import Optimizer
 
 
@@ -32,26 +31,20 @@ class RMSprop(Optimizer):
     state_arrays = ("square_avg", "momentum_buffer", "grad_avg")
     state_counts = ("step",)
 
+    option_checks: ClassVar[Mapping[str, OptionCheck]] = {
+        **Optimizer.option_checks,
+        "alpha": unit_interval,
+        "eps": non_negative,
+        "momentum": non_negative,
+        "centered": flag,
+    }
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
                  centered: bool = False) -> None:
         super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps,
                                   "weight_decay": weight_decay, "momentum": momentum,
                                   "centered": centered})
-
-    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
-        """The base's checks, and ``alpha`` in ``[0, 1]``, ``eps`` and ``momentum`` finite
-        and non-negative, ``centered`` a bool."""
-        checked = super().check_options(options, where)
-        if "alpha" in checked:
-            checked["alpha"] = check_number(checked["alpha"], "alpha", where, minimum=0.0,
-                                            maximum=1.0)
-        for key in ("eps", "momentum"):
-            if key in checked:
-                checked[key] = check_number(checked[key], key, where, minimum=0.0)
-        if "centered" in checked:
-            check_bool(checked["centered"], "centered", where)
-        return checked
 
     def state_keys(self, group: Mapping[str, Any]) -> tuple[str, ...]:
         """``step`` and ``square_avg``; ``momentum_buffer`` with momentum, ``grad_avg`` when

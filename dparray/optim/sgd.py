@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from dparray._checks import check_bool, check_number
+from dparray.kernels import reference
+from dparray.optim._shared import OptionCheck, flag, non_negative
 from dparray.optim.optimizer import Optimizer
 
 
@@ -24,7 +25,13 @@ class SGD(Optimizer):
     """
 
     state_arrays = ("momentum_buffer",)
-    kernel = "sgd_update"
+
+    option_checks: ClassVar[Mapping[str, OptionCheck]] = {
+        **Optimizer.option_checks,
+        "momentum": non_negative,
+        "dampening": non_negative,
+        "nesterov": flag,
+    }
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0,
@@ -33,18 +40,15 @@ class SGD(Optimizer):
                                   "weight_decay": weight_decay, "nesterov": nesterov})
 
     def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
-        """The base's checks, and ``momentum``, ``dampening`` finite and non-negative;
-        ``nesterov`` a bool that needs ``momentum > 0`` and ``dampening == 0``."""
+        """The declared checks, and ``nesterov`` only with ``momentum > 0`` and
+        ``dampening == 0``."""
         checked = super().check_options(options, where)
-        for key in ("momentum", "dampening"):
-            if key in checked:
-                checked[key] = check_number(checked[key], key, where, minimum=0.0)
-        if "nesterov" in checked:
-            nesterov = check_bool(checked["nesterov"], "nesterov", where)
-            if nesterov and (checked.get("momentum", 0.0) <= 0 or checked.get("dampening", 0.0)):
-                raise ValueError(f"{where}: nesterov needs momentum > 0 and dampening = 0")
+        if checked.get("nesterov") and (checked.get("momentum", 0.0) <= 0
+                                        or checked.get("dampening", 0.0)):
+            raise ValueError(f"{where}: nesterov needs momentum > 0 and dampening = 0")
         return checked
 
+    @reference("sgd_update")
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
         if group["weight_decay"]:
