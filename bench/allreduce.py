@@ -17,7 +17,7 @@ import statistics
 import time
 
 import dparray as dp
-from dparray.benchmarks import WORKLOADS
+from dparray.cli.workloads import WORKLOADS
 from dparray.distributed import (
     DistributedDataParallel,
     abort_on_error,

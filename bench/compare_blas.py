@@ -18,7 +18,7 @@ import time
 from dparray.backends import _mkl
 
 import dparray as dp
-from dparray.benchmarks import WORKLOADS, dparray_step
+from dparray.cli.workloads import WORKLOADS, dparray_step
 
 ROUNDS = 8
 NEVER = 1 << 62  # a product size no step reaches: every product goes to OpenBLAS

@@ -25,7 +25,7 @@ import numpy as np
 
 import dparray as dp
 from dparray import nn
-from dparray.benchmarks import WORKLOADS, dparray_step
+from dparray.cli.workloads import WORKLOADS, dparray_step
 from dparray.nn import functional as F
 
 

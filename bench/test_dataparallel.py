@@ -1,4 +1,4 @@
-"""The workloads (``dparray.benchmarks``) under every configuration: one Adam step each.
+"""The workloads (``dparray.cli.workloads``) under every configuration: one Adam step each.
 
     make bench                                          # everything, then bench/report.py
     pytest bench/test_dataparallel.py --benchmark-only  # pytest-benchmark's own tables
@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterator
 import pytest
 
 import dparray as dp
-from dparray import _auto
 from dparray._system import available_cores
 from dparray.backend import parallel_region
-from dparray.benchmarks import WORKLOADS, dparray_step, interleaved_medians
+from dparray.cli.workloads import WORKLOADS, dparray_step, interleaved_medians
+from dparray.parallel import auto as _auto
 
 from . import torch_process
 

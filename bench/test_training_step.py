@@ -16,7 +16,7 @@ from dparray.backends._mkl import matmul as mm
 
 import dparray as dp
 from dparray import optim
-from dparray.benchmarks import WORKLOADS
+from dparray.cli.workloads import WORKLOADS
 from dparray.nn import functional as F
 
 SIZES = (784, 1024, 1024, 10)

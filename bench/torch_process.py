@@ -83,7 +83,7 @@ def _serve(connection: Connection, name: str, inputs: Any, targets: Any,
         else:
             os.environ[variable] = value
     try:
-        from dparray.benchmarks import WORKLOADS, torch_step
+        from dparray.cli.workloads import WORKLOADS, torch_step
 
         step = torch_step(WORKLOADS[name], inputs, targets)
         if step is None:

@@ -1,24 +1,27 @@
-"""Nested outputs as flat lists of tensors and back: how DataParallel gathers a module's
-tuples, lists and dicts of tensors into the same structure.
+"""Nested values as flat lists of leaves and back: how DataParallel gathers a module's
+tuples, lists and dicts of tensors into the same structure, and how the DataLoader moves a
+batch's tensors to a device.
 
-``flatten(value)`` returns the tensors found in ``value`` (depth first; dict entries in their
-order) and a ``Structure`` that ``rebuild`` fills with new tensors. Anything that is not a
-tuple, list, dict or Tensor is a constant leaf, kept in the structure.
+``flatten(value, Tensor)`` returns the leaves of that type found in ``value`` (depth first;
+dict entries in their order) and a ``Structure`` that ``rebuild`` fills with new leaves.
+Anything that is not a tuple, list, dict or leaf is a constant, kept in the structure. The
+leaf type is the caller's, so this module sits with the foundation and imports nothing of
+dparray.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from dparray.tensor import Tensor
+Leaf = TypeVar("Leaf")
 
 
 @dataclass(frozen=True)
 class Structure:
-    """The shape of a nested value: ``kind`` is "tensor", "constant", "tuple", "list" or
-    "dict"; containers hold their children's structures (and dicts their keys)."""
+    """The shape of a nested value: ``kind`` is "leaf", "constant", "tuple", "list" or "dict";
+    containers hold their children's structures (and dicts their keys)."""
 
     kind: str
     children: tuple[Structure, ...] = ()
@@ -27,36 +30,36 @@ class Structure:
     rebuild_as: Callable[..., Any] | None = None  # a namedtuple's class
 
 
-def flatten(value: Any) -> tuple[list[Tensor], Structure]:
-    tensors: list[Tensor] = []
-    return tensors, _flatten(value, tensors)
+def flatten(value: Any, leaf: type[Leaf]) -> tuple[list[Leaf], Structure]:
+    """The instances of ``leaf`` in ``value``, depth first, and the structure around them."""
+    leaves: list[Leaf] = []
+    return leaves, _flatten(value, leaf, leaves)
 
 
-def _flatten(value: Any, tensors: list[Tensor]) -> Structure:
-    if isinstance(value, Tensor):
-        tensors.append(value)
-        return Structure("tensor")
+def _flatten(value: Any, leaf: type[Leaf], leaves: list[Leaf]) -> Structure:
+    if isinstance(value, leaf):
+        leaves.append(value)
+        return Structure("leaf")
     if isinstance(value, tuple):
-        children = tuple(_flatten(v, tensors) for v in value)
+        children = tuple(_flatten(v, leaf, leaves) for v in value)
         rebuild = type(value) if hasattr(value, "_fields") else None
         return Structure("tuple", children, rebuild_as=rebuild)
     if isinstance(value, list):
-        return Structure("list", tuple(_flatten(v, tensors) for v in value))
+        return Structure("list", tuple(_flatten(v, leaf, leaves) for v in value))
     if isinstance(value, dict):
         keys = tuple(value)
-        return Structure("dict", tuple(_flatten(value[k], tensors) for k in keys), keys)
+        return Structure("dict", tuple(_flatten(value[k], leaf, leaves) for k in keys), keys)
     return Structure("constant", constant=value)
 
 
-def rebuild(structure: Structure, tensors: list[Tensor]) -> Any:
-    """``structure`` with its tensor leaves taken from ``tensors``, in order."""
-    leaves = iter(tensors)
-    return _rebuild(structure, leaves)
+def rebuild(structure: Structure, leaves: Sequence[Any]) -> Any:
+    """``structure`` with its leaves taken from ``leaves``, in order."""
+    return _rebuild(structure, iter(leaves))
 
 
 def _rebuild(structure: Structure, leaves: Any) -> Any:
     kind = structure.kind
-    if kind == "tensor":
+    if kind == "leaf":
         return next(leaves)
     if kind == "constant":
         return structure.constant

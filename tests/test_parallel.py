@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import copy
+import pathlib
 import sys
 import threading
 import time
@@ -13,9 +15,10 @@ import pytest
 from conftest import to_tensor
 
 import dparray as dp
-from dparray import _auto, nn
+from dparray import nn
 from dparray.autograd import Function
 from dparray.nn import functional as F
+from dparray.parallel import auto as _auto
 
 F64 = dp.float64
 
@@ -334,6 +337,91 @@ def test_a_0d_output_per_chunk_is_a_clear_error(backend):
 
 def test_also_under_nn():
     assert dp.nn.DataParallel is dp.DataParallel
+
+
+def _imported_modules(path):
+    """Every module an ``import`` anywhere in ``path`` names (in functions and
+    TYPE_CHECKING blocks too), with ``from a import b`` counted as ``a`` and ``a.b``."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def test_layers_never_import_what_runs_them():
+    """nn sits below parallel and distributed: layers see the chunks through nn.chunks."""
+    package = pathlib.Path(dp.__file__).parent
+    for path in sorted((package / "nn").rglob("*.py")):
+        above = {name for name in _imported_modules(path)
+                 if name.split(".")[:2] in (["dparray", "parallel"], ["dparray", "distributed"])}
+        assert above == set(), f"{path.name} imports {sorted(above)}"
+    tree = {name for name in _imported_modules(package / "_tree.py") if name.startswith("dparray")}
+    assert tree == set()
+
+
+class Steps(dp.DataParallel):
+    """Records which steps ran, and what each returned."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seen = []
+
+    def scatter(self, call, count):
+        chunks = super().scatter(call, count)
+        self.seen.append(("scatter", [args[0].shape for args, _ in chunks]))
+        return chunks
+
+    def parallel_apply(self, chunks, plan):
+        outputs = super().parallel_apply(chunks, plan)
+        self.seen.append(("parallel_apply", plan.execution, [o.shape for o in outputs]))
+        return outputs
+
+    def gather(self, outputs, plan):
+        joined = super().gather(outputs, plan)
+        self.seen.append(("gather", joined.shape))
+        return joined
+
+
+class CoupledLinear(nn.Linear):
+    """A Linear that says it couples the rows, so that inline runs the chunks too."""
+
+    def couples_rows(self):
+        return True
+
+
+@pytest.mark.parametrize("execution", ["threads", "inline"])
+def test_the_steps_are_methods_a_subclass_overrides(backend, execution, rng):
+    layer = CoupledLinear(3, 2, dtype=F64)
+    x = to_tensor(rng.standard_normal((5, 3)), backend).requires_grad_()
+    model = Steps(layer, 2, execution=execution)
+    out = model(x)
+    assert model.last_execution == execution
+    assert model.seen == [("scatter", [(3, 3), (2, 3)]),
+                          ("parallel_apply", execution, [(3, 2), (2, 2)]), ("gather", (5, 2))]
+    grads = (out * out).sum().backward()
+    expected = (layer(x) ** 2).sum().backward()
+    for tensor in (x, layer.weight, layer.bias):
+        np.testing.assert_allclose(grads[tensor].numpy(), expected[tensor].numpy(), rtol=1e-12)
+
+
+def test_a_call_run_whole_takes_none_of_the_steps(backend):
+    model = Steps(nn.Linear(3, 2), 1)
+    model(dp.ones(4, 3))
+    assert model.last_execution == "whole" and model.seen == []
+
+
+def test_a_scatter_that_returns_another_chunk_count_is_refused(backend):
+    class Drops(dp.DataParallel):
+        def scatter(self, call, count):
+            return super().scatter(call, count)[:-1]
+
+    with pytest.raises(ValueError, match=r"Drops.scatter returned 1 chunks for a call planned "
+                                         r"in 2"):
+        Drops(nn.Linear(3, 2), 2, execution="threads")(dp.ones(4, 3))
 
 
 def test_the_specifications_api(backend, tmp_path):

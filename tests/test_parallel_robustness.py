@@ -12,7 +12,9 @@ import time
 import pytest
 
 import dparray as dp
-from dparray import _auto, _pool, nn
+from dparray import nn
+from dparray.parallel import auto as _auto
+from dparray.parallel import pool as _pool
 
 
 class Exits(nn.Module):

@@ -220,7 +220,7 @@ def test_data_parallel_refuses_time_major_input(rng):
 
 # ---------------------------------------------------------------------- the W6 workload
 def test_w6_is_a_pre_norm_gelu_encoder_block_on_a_batch_of_sequences():
-    from dparray.benchmarks import WORKLOADS
+    from dparray.cli.workloads import WORKLOADS
 
     workload = WORKLOADS["W6"]
     dp.manual_seed(0)

@@ -10,8 +10,8 @@ import argparse
 import sys
 
 from dparray._system import available_cores
-from dparray.benchmarks import WORKLOADS
 from dparray.cli import bench, demo, info
+from dparray.cli.workloads import WORKLOADS
 
 
 def build_parser() -> argparse.ArgumentParser:

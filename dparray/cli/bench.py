@@ -8,7 +8,7 @@ import copy
 
 import dparray as dp
 from dparray._system import available_cores
-from dparray.benchmarks import WORKLOADS, dparray_step, interleaved_medians
+from dparray.cli.workloads import WORKLOADS, dparray_step, interleaved_medians
 
 COOLDOWN = {"W2": 0.0}  # the rest pause 0.15 s between steps: see interleaved_medians
 

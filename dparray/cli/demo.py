@@ -26,7 +26,7 @@ import dparray as dp
 from dparray import nn, optim
 from dparray._system import available_cores
 from dparray.backend import parallel_region
-from dparray.benchmarks import interleaved_medians
+from dparray.cli.workloads import interleaved_medians
 from dparray.data import DataLoader, TensorDataset, load_digits
 from dparray.io import write_atomically
 from dparray.nn import functional as F
@@ -35,7 +35,7 @@ BATCH_SIZE = 256
 CHANNELS = 32
 LEARNING_RATE = 2e-3
 TIMED_STEPS = 7  # per configuration in the speed table, after a warm-up
-COOLDOWN = 0.15  # seconds before each timed step: see dparray.benchmarks.interleaved_medians
+COOLDOWN = 0.15  # seconds before each timed step: see dparray.cli.workloads.interleaved_medians
 
 
 @dataclass
@@ -167,7 +167,7 @@ def plot(history: History, path: str, pyplot: Any) -> None:
 
 def speed_table(model: nn.Module, train: Split, worker_counts: list[int]) -> dict[str, float]:
     """Median seconds of a training step on a full batch, measured round-robin on copies of
-    ``model`` (``dparray.benchmarks.interleaved_medians``: drift hits all alike, and a pause
+    ``model`` (``dparray.cli.workloads.interleaved_medians``: drift hits all alike, and a pause
     before each step keeps BLAS's spinning threads from one configuration out of the next):
     one worker on one core, one worker on every core (BLAS and the compiled kernels spread
     each op), and DataParallel with each count above one on threads. Prints them with how each

@@ -27,7 +27,7 @@ Ready = Callable[[], None]
 def start_transfer(batch: Any, target: Backend) -> tuple[Any, Ready]:
     """``batch`` (a tensor, or tuples, lists and dicts of them) with every tensor that is not
     on ``target`` copied there (as a constant), and the ``ready`` of all the copies."""
-    tensors, structure = _tree.flatten(batch)
+    tensors, structure = _tree.flatten(batch, Tensor)
     moved, waits = [], []
     for t in tensors:
         if t.backend is target:

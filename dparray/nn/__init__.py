@@ -75,7 +75,12 @@ from dparray.nn.transformer import TransformerEncoderLayer as TransformerEncoder
 from dparray.nn.upsample import Upsample as Upsample
 from dparray.nn.upsample import UpsamplingBilinear2d as UpsamplingBilinear2d
 from dparray.nn.upsample import UpsamplingNearest2d as UpsamplingNearest2d
-from dparray.parallel import DataParallel as DataParallel  # last: it imports the modules above
+from dparray.nn.wrapper import Wrapper as _Wrapper
+
+DataParallel: type[_Wrapper]
+"""``dparray.DataParallel``, here too as in ``torch.nn``. It runs layers, so it lives above
+``nn`` (in ``dparray.parallel``, which ``nn`` never imports); the package's ``__init__`` binds
+it here once both are loaded."""
 
 __all__ = [
     "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss",

@@ -24,10 +24,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dparray import _pool, creation, ops
+from dparray import creation, ops
 from dparray._checks import check_bool, check_int, check_probability, check_tensor
 from dparray.nn import functional as F
 from dparray.nn import init
+from dparray.nn.chunks import check_batch_first
 from dparray.nn.layers import Linear
 from dparray.nn.module import Module
 from dparray.ops.attention import attend, attention_weights
@@ -227,12 +228,7 @@ class MultiheadAttention(Module):
                 f"{layout.format(self.vdim).replace('L', 'S')} (or unbatched, without N), got "
                 f"{shapes}")
         batched = query.ndim == 3
-        if _pool.in_chunk() and not (batched and self.batch_first):
-            kind, remedy = (("time-major", "construct the layer with batch_first=True and give")
-                            if batched else ("unbatched", "give the layer batched"))
-            raise ValueError(
-                f"{_WHERE}: DataParallel splits axis 0, which is the sequence for {kind} "
-                f"input of shape {query.shape}; {remedy} (N, L, features) input")
+        check_batch_first(_WHERE, "the sequence", query.shape, batched, self.batch_first)
         return batched
 
     def extra_repr(self) -> str:

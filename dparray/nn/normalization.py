@@ -15,9 +15,9 @@ from typing import Any
 
 from dparray import creation
 from dparray._checks import check_bool, check_int, check_number, check_tensor
-from dparray._pool import chunk_index
 from dparray.nn import functional as F
 from dparray.nn import init
+from dparray.nn.chunks import chunk_index
 from dparray.nn.module import Module
 from dparray.ops.normalization import LOCAL, Statistics, normalized_shape_of
 from dparray.tensor import Tensor

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from dparray import _pool, creation, ops
+from dparray import creation, ops
 from dparray._checks import (
     check_bool,
     check_choice,
@@ -37,6 +37,7 @@ from dparray._checks import (
 )
 from dparray.nn import functional as F
 from dparray.nn import init
+from dparray.nn.chunks import check_batch_first
 from dparray.nn.module import Module
 from dparray.tensor import Tensor
 
@@ -189,13 +190,7 @@ class _Recurrent(Module):
         if steps == 0:
             raise ValueError(f"{self!r}: the sequence must have at least one time step, got "
                              f"input of shape {input.shape}")
-        if _pool.in_chunk() and not (batched and self.batch_first):
-            kind, remedy = (("time-major", "construct the layer with batch_first=True and give")
-                            if batched else ("unbatched", "give the layer batched"))
-            raise ValueError(
-                f"{self!r}: DataParallel splits axis 0, which is time for {kind} input of "
-                f"shape {input.shape}; {remedy} (N, L, features) input"
-            )
+        check_batch_first(f"{self!r}", "time", input.shape, batched, self.batch_first)
         return batched
 
     def _check_states(self, input: Tensor, initial: Sequence[Any], batched: bool) -> None:

@@ -2,12 +2,12 @@
 
 Plain batch norm under DataParallel normalises each chunk with its own statistics (as in
 PyTorch). ``SyncBatchNorm`` is a drop-in replacement for ``BatchNorm1d``/``BatchNorm2d`` whose
-chunks combine their per-channel counts, means and squared deviations through the worker pool
-(Chan's parallel formula, in chunk order, so every chunk gets the same bitwise result); its
-backward combines the two per-channel sums of the closed-form gradient the same way. Training
-under DataParallel then equals training on the unsplit batch. Outside DataParallel it is plain
-batch norm. It is the same graph node as batch norm (``dparray.ops.normalization``): only where
-the statistics come from differs.
+chunks combine their per-channel counts, means and squared deviations through a rendezvous of
+the call's chunks (``dparray.nn.chunks``; Chan's parallel formula, in chunk order, so every
+chunk gets the same bitwise result); its backward combines the two per-channel sums of the
+closed-form gradient the same way. Training under DataParallel then equals training on the
+unsplit batch. Outside DataParallel it is plain batch norm. It is the same graph node as batch
+norm (``dparray.ops.normalization``): only where the statistics come from differs.
 
 DataParallel runs a module holding SyncBatchNorm on threads always (its chunks must meet), and
 refuses it in a nested DataParallel (whose chunks run one after another).
@@ -15,37 +15,12 @@ refuses it in a nested DataParallel (whose chunks run one after another).
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Iterator
 from typing import Any
 
-from dparray._rendezvous import Rendezvous
+from dparray.nn.chunks import Rendezvous, joined_group
 from dparray.nn.module import Module
 from dparray.nn.normalization import BatchNorm1d, BatchNorm2d, _BatchNorm
 from dparray.ops.normalization import LOCAL, Statistics
-
-_group: contextvars.ContextVar[tuple[Rendezvous, int] | None] = contextvars.ContextVar(
-    "dparray_sync_group", default=None
-)
-
-
-@contextlib.contextmanager
-def sync_group(group: Rendezvous | None, index: int) -> Iterator[None]:
-    """Within the block, SyncBatchNorm layers meet the other chunks of ``group`` as chunk
-    ``index`` (no-op when ``group`` is None). A failure inside aborts the group, so the other
-    chunks stop waiting."""
-    if group is None:
-        yield
-        return
-    token = _group.set((group, index))
-    try:
-        yield
-    except BaseException as error:
-        group.abort(f"chunk {index}: {type(error).__name__}: {error}")
-        raise
-    finally:
-        _group.reset(token)
 
 
 class SyncStatistics(Statistics):
@@ -90,7 +65,7 @@ class SyncBatchNorm(_BatchNorm):
         return self.uses_batch_statistics()
 
     def statistics(self) -> Statistics:
-        joined = _group.get()
+        joined = joined_group()
         if joined is None:
             return LOCAL
         return SyncStatistics(*joined)

@@ -7,7 +7,8 @@ number of threads is bounded by the largest chunk count in use, not by how many 
 ever seen. Workers beyond the chunk count of recent calls that stay idle for
 ``IDLE_SECONDS`` are released. A call's tasks are queued on all its workers under one lock, so
 every worker sees concurrent calls in the same order: chunks that wait for each other
-(SyncBatchNorm) can never deadlock across calls.
+(SyncBatchNorm) can never deadlock across calls. Each task runs in its own copy of the caller's
+context, marked as its chunk for the layers (``dparray.nn.chunks``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
-IDLE_SECONDS = 60.0
+from dparray.nn.chunks import enter_chunk
 
-_chunk: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "dparray_data_parallel_chunk", default=None
-)
+IDLE_SECONDS = 60.0
 
 
 class Outcome(NamedTuple):
@@ -31,16 +30,6 @@ class Outcome(NamedTuple):
 
     value: Any
     error: BaseException | None
-
-
-def in_chunk() -> bool:
-    """Whether the caller is running a DataParallel chunk (so nested ones run inline)."""
-    return _chunk.get() is not None
-
-
-def chunk_index() -> int | None:
-    """The index of the DataParallel chunk the caller runs, or None outside DataParallel."""
-    return _chunk.get()
 
 
 class Workers:
@@ -102,7 +91,7 @@ def _run(context: contextvars.Context, task: Callable[[], Any], index: int) -> O
 
 
 def _as_chunk(task: Callable[[], Any], index: int) -> Any:
-    _chunk.set(index)
+    enter_chunk(index)  # what layers read as dparray.nn.chunks.chunk_index()
     return task()
 
 

@@ -1,201 +1,30 @@
-"""Training on several processes or machines: DistributedDataParallel over MPI (mpi4py).
+"""DistributedDataParallel: a module trained by every rank of an MPI job in step.
 
-Run one process per machine (or per core group) under ``mpiexec``; each trains on its own
-shard of the data. ``DistributedDataParallel`` makes every rank start from rank 0's
-parameters and averages the gradients across ranks before each optimizer step, so all ranks
-take the same steps -- the same steps one process would take on the union of their batches.
-It composes with ``dparray.DataParallel`` inside each rank.
-
-The all-reduce goes through flat host buffers, one per bucket of about ``bucket_mb`` megabytes
-of gradients, in parameter order, so its sums are the same on every rank and every run.
-
-A job fails as a whole, and says why, instead of hanging:
-
-- once this module has used a communicator of several ranks, an uncaught exception on any rank
-  prints its traceback marked with the rank and aborts the job (``abort_on_error`` does the
-  same for one block);
-- every collective first exchanges a small fixed-size header (which operation, dtype, shape,
-  bucket layout): ranks that disagree all raise a ValueError naming both sides, before any
-  payload moves;
-- collectives are non-blocking and wait at most ``timeout`` seconds (RuntimeError);
-- a rank that exits tells the others, so a rank waiting for it in a collective fails at once,
-  and at exit every rank waits for the others to finish (at most ``timeout``) before leaving.
-
-Needs the ``mpi`` extra: ``pip install "dparray[mpi]"`` (mpi4py and the ``mpich`` wheel, whose
-``mpiexec`` lands next to ``python``).
+Every rank starts from rank 0's parameters (broadcast at construction, after every rank's
+parameter names, shapes and dtypes were compared), and ``reduce`` averages the gradients
+across ranks before each optimizer step, so all ranks take the same steps -- the steps one
+process would take on the union of their batches. The all-reduce goes through flat host
+buffers, one per bucket of about ``bucket_mb`` megabytes of gradients, in parameter order, so
+its sums are the same on every rank and every run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import random
-from collections.abc import Iterator
 from typing import Any
 
-from dparray._checks import (
-    check_bool,
-    check_choice,
-    check_int,
-    check_number,
-    check_tensor,
-    describe,
-)
-from dparray._mpi_channel import (
-    ALL_REDUCE,
-    BARRIER,
-    CONSTRUCT,
-    DTYPES,
-    MAX_DIMS,
-    OPS,
-    REDUCE,
-    channel_for,
-    crc,
-    dtype_code,
-    mpi,
-)
-from dparray._mpi_failure import abort, abort_on_uncaught_exceptions
-from dparray.creation import tensor as _to_tensor
+from dparray._checks import check_bool, check_number, check_tensor, describe
+from dparray.distributed.channel import CONSTRUCT, DTYPES, REDUCE, channel_for, crc
+from dparray.distributed.collectives import DEFAULT_TIMEOUT, check_timeout, checked_world
 from dparray.gradients import Gradients
 from dparray.nn.module import Module
 from dparray.nn.wrapper import Wrapper
 from dparray.tensor import Tensor
 
-DEFAULT_TIMEOUT = 300.0
-"""Seconds a rank waits for the others in one collective (and at exit) before giving up."""
-
 _ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
              "int32": 4, "int64": 8, "bool": 1}
 
-__all__ = ["DistributedDataParallel", "abort_on_error", "all_reduce", "barrier", "rank", "shard",
-           "world", "world_size"]
 
-
-# ------------------------------------------------------------------ communicator and rank
-def world(comm: Any = None) -> Any:
-    """The communicator to use: ``comm``, or MPI's world.
-
-    From the first use of a communicator of several ranks on, an uncaught exception in this
-    process prints its traceback marked with the rank and aborts the whole job.
-    """
-    return _world(comm, "dparray.distributed")
-
-
-def _world(comm: Any, where: str) -> Any:
-    if comm is None:
-        comm = mpi().COMM_WORLD
-    elif not (hasattr(comm, "Get_rank") and hasattr(comm, "Get_size")):
-        raise TypeError(f"{where}: comm must be an MPI communicator (mpi4py.MPI.Comm), got "
-                        f"{describe(comm)}")
-    abort_on_uncaught_exceptions(comm)
-    return comm
-
-
-def rank(comm: Any = None) -> int:
-    """This process's rank (0 .. world_size - 1)."""
-    return int(_world(comm, "rank").Get_rank())
-
-
-def world_size(comm: Any = None) -> int:
-    """How many processes take part."""
-    return int(_world(comm, "world_size").Get_size())
-
-
-def barrier(comm: Any = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-    """Wait until every rank gets here (at most ``timeout`` seconds: then a RuntimeError)."""
-    timeout = _check_timeout(timeout, "barrier")
-    communicator = _world(comm, "barrier")
-    channel_for(communicator, "barrier", timeout).begin("barrier", BARRIER, [], timeout)
-
-
-def shard(n_items: int, seed: int, epoch: int, comm: Any = None, *,
-          pad: bool = True) -> Tensor:
-    """This rank's share of a shuffle of ``range(n_items)``, as an int64 tensor.
-
-    Every rank computes the same shuffle from ``(seed, epoch)`` and takes every
-    ``world_size``-th item from its rank on, as PyTorch's DistributedSampler does; each epoch
-    covers every item. With ``pad`` the shuffle is first extended by its own first items until
-    it divides evenly, so that all ranks get the same number of items (a few items then appear
-    twice in an epoch); without it the shares are disjoint and differ by at most one.
-
-    Examples:
-        >>> shard(10, seed=0, epoch=0).shape  # one process: all ten
-        (10,)
-    """
-    n_items = check_int(n_items, "n_items", "shard", minimum=1)
-    seed = check_int(seed, "seed", "shard")
-    epoch = check_int(epoch, "epoch", "shard")
-    check_bool(pad, "pad", "shard")
-    communicator = _world(comm, "shard")
-    me, size = communicator.Get_rank(), communicator.Get_size()
-    order = list(range(n_items))
-    random.Random(f"dparray.shard:{seed}:{epoch}").shuffle(order)
-    if pad and n_items % size:
-        extra = size - n_items % size
-        order += (order * (extra // n_items + 1))[:extra]
-    return _to_tensor(order[me::size], dtype="int64")
-
-
-def all_reduce(value: Tensor, op: str = "sum", comm: Any = None, *,
-               timeout: float = DEFAULT_TIMEOUT) -> Tensor:
-    """``value`` combined over all ranks with ``op`` (sum, mean, max or min): for metrics.
-
-    The result is a constant on ``value``'s backend; every rank gets the same one. Ranks whose
-    values differ in dtype or shape (or that are in another collective) all raise a ValueError
-    naming both; a rank that does not join within ``timeout`` seconds makes it a RuntimeError.
-
-    Examples:
-        >>> import dparray as dp
-        >>> all_reduce(dp.tensor([1.0, 2.0]), "mean").tolist()  # one process here
-        [1.0, 2.0]
-    """
-    where = "all_reduce"
-    check_tensor(value, "value", where)
-    check_choice(op, "op", where, OPS)
-    timeout = _check_timeout(timeout, where)
-    dtype = value.dtype
-    if dtype.kind == "bool":
-        raise TypeError(f"{where}: value must hold numbers, got a bool tensor")
-    communicator = _world(comm, where)
-    channel = channel_for(communicator, where, timeout)
-    shape = value.shape
-    channel.begin(where, ALL_REDUCE, [OPS.index(op), dtype_code(dtype.name), len(shape),
-                                       value.elem_count(), crc(shape), *shape[:MAX_DIMS]],
-                  timeout)
-    host = value.backend.to_numpy(value.data).copy()
-    channel.all_reduce(host, "sum" if op == "mean" else op, where, timeout)
-    out = Tensor(value.backend.asarray(host), value.backend)
-    return out / communicator.Get_size() if op == "mean" else out
-
-
-# ------------------------------------------------------------------ failing as a whole
-@contextlib.contextmanager
-def abort_on_error(comm: Any = None) -> Iterator[None]:
-    """Within the block, an exception on any rank prints its traceback (marked with the rank)
-    and aborts the whole job, instead of leaving the other ranks waiting in a collective.
-
-    Uncaught exceptions do the same once this module has used the communicator; the block
-    makes it explicit, and covers ``SystemExit`` with a non-zero code too.
-
-    Examples:
-        >>> with abort_on_error():
-        ...     pass
-    """
-    communicator = _world(comm, "abort_on_error")
-    try:
-        yield
-    except BaseException as error:
-        if isinstance(error, SystemExit) and not error.code:
-            raise
-        abort(communicator, error)
-        raise  # only a stand-in communicator returns from abort
-
-
-def _check_timeout(timeout: Any, where: str) -> float:
-    return check_number(timeout, "timeout", where, above=0.0, finite=False)
-
-
-# ------------------------------------------------------------------ DistributedDataParallel
 class DistributedDataParallel(Wrapper):
     """``module`` trained by every rank of ``comm`` (MPI's world by default) in step.
 
@@ -219,9 +48,9 @@ class DistributedDataParallel(Wrapper):
                  timeout: float = DEFAULT_TIMEOUT) -> None:
         where = "DistributedDataParallel"
         bucket_mb = check_number(bucket_mb, "bucket_mb", where, above=0.0)
-        timeout = _check_timeout(timeout, where)
+        timeout = check_timeout(timeout, where)
         super().__init__(module)
-        communicator = _world(comm, where)
+        communicator = checked_world(comm, where)
         object.__setattr__(self, "comm", communicator)
         self.bucket_bytes = int(bucket_mb * 2**20)
         self.timeout = timeout

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dparray import _tree
-from dparray._chunk_graph import attach, backward_to_boundary, boundary_edges
 from dparray.autograd import Function, is_grad_enabled
-from dparray.nn.sync_batchnorm import sync_group
+from dparray.nn.chunks import sync_group
+from dparray.parallel.chunk_graph import attach, backward_to_boundary, boundary_edges
 from dparray.tensor import Tensor, from_op
 
 Runner = Callable[[Sequence[Callable[[], Any]]], list[Any]]
@@ -28,7 +28,7 @@ Runner = Callable[[Sequence[Callable[[], Any]]], list[Any]]
 
 def gather(outputs: list[Any], boundary: int, run: Runner, group: Any = None) -> Any:
     """The chunks' outputs joined along axis 0, in their common structure."""
-    flat = [_tree.flatten(out) for out in outputs]
+    flat = [_tree.flatten(out, Tensor) for out in outputs]
     structure = flat[0][1]
     for i, (_, other) in enumerate(flat[1:], start=1):
         if not _tree.same_structure(structure, other):

@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
-from dparray._mpi_failure import abort_with
+from dparray.distributed.failure import abort_with
 from dparray.dtypes import ALL_DTYPES
 
 
