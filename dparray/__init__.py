@@ -64,7 +64,8 @@ from dparray.random import fork_rng as fork_rng
 from dparray.random import manual_seed as manual_seed
 from dparray.tensor import Tensor as Tensor
 
-nn.DataParallel = DataParallel  # torch.nn's place for it too; nn cannot import what runs it
+setattr(nn, "DataParallel", DataParallel)  # noqa: B010 - torch.nn's place for it too, which nn
+# cannot import (it sits below what runs it): bound here, once both are loaded
 
 try:  # one source of truth: the version in pyproject.toml, as the installed metadata has it
     __version__ = _metadata.version("dparray")

@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 
-import dparray  # noqa: F401 - declares every reference
+import dparray as dp
 from dparray import kernels
 from dparray.autograd import Function
 
@@ -99,3 +99,21 @@ def test_every_call_site_resolves_a_declared_reference():
                 assert id(getattr(module, target.id)) in declared, \
                     f"{where}: {target.id} declares no kernel name"  # at run time: a method)
     assert sites >= 20
+
+
+def test_an_optimizer_that_overrides_update_runs_its_own():
+    """A subclass of ``Adam`` with an ``update`` of its own gets no kernel (it used to get
+    Adam's compiled update on NumPy, silently skipping the override)."""
+    calls = []
+
+    class Logged(dp.optim.Adam):
+        def update(self, xp, param, grad, state, group):
+            calls.append(param.shape)
+            return super().update(xp, param, grad, state, group)
+
+    w = dp.ones(3, requires_grad=True, backend="numpy")
+    Logged([w], lr=0.1).step((w * w).sum().backward())
+    assert calls == [(3,)]
+    table = dp.get_backend("numpy").kernels
+    expected = table.get("adam_update", dp.optim.Adam.update)
+    assert kernels.resolve(w.backend, dp.optim.AdamW.update) is expected  # AdamW keeps Adam's

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import copy
-import pathlib
 import sys
 import threading
 import time
@@ -337,30 +335,6 @@ def test_a_0d_output_per_chunk_is_a_clear_error(backend):
 
 def test_also_under_nn():
     assert dp.nn.DataParallel is dp.DataParallel
-
-
-def _imported_modules(path):
-    """Every module an ``import`` anywhere in ``path`` names (in functions and
-    TYPE_CHECKING blocks too), with ``from a import b`` counted as ``a`` and ``a.b``."""
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return names
-
-
-def test_layers_never_import_what_runs_them():
-    """nn sits below parallel and distributed: layers see the chunks through nn.chunks."""
-    package = pathlib.Path(dp.__file__).parent
-    for path in sorted((package / "nn").rglob("*.py")):
-        above = {name for name in _imported_modules(path)
-                 if name.split(".")[:2] in (["dparray", "parallel"], ["dparray", "distributed"])}
-        assert above == set(), f"{path.name} imports {sorted(above)}"
-    tree = {name for name in _imported_modules(package / "_tree.py") if name.startswith("dparray")}
-    assert tree == set()
 
 
 class Steps(dp.DataParallel):

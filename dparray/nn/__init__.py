@@ -1,6 +1,8 @@
 """Neural-network building blocks: ``Module``, layers, losses; ``functional`` holds the
 function forms."""
 
+from typing import TYPE_CHECKING
+
 from dparray.nn import functional as functional
 from dparray.nn.activation import CELU as CELU
 from dparray.nn.activation import ELU as ELU
@@ -75,12 +77,10 @@ from dparray.nn.transformer import TransformerEncoderLayer as TransformerEncoder
 from dparray.nn.upsample import Upsample as Upsample
 from dparray.nn.upsample import UpsamplingBilinear2d as UpsamplingBilinear2d
 from dparray.nn.upsample import UpsamplingNearest2d as UpsamplingNearest2d
-from dparray.nn.wrapper import Wrapper as _Wrapper
 
-DataParallel: type[_Wrapper]
-"""``dparray.DataParallel``, here too as in ``torch.nn``. It runs layers, so it lives above
-``nn`` (in ``dparray.parallel``, which ``nn`` never imports); the package's ``__init__`` binds
-it here once both are loaded."""
+if TYPE_CHECKING:  # dparray.DataParallel, here too as in torch.nn: it runs layers, so it lives
+    # above nn, which never imports it; dparray/__init__.py binds it here once both are loaded
+    from dparray.parallel import DataParallel as DataParallel
 
 __all__ = [
     "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss",
