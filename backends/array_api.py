@@ -18,6 +18,7 @@ from dparray.backend import BackendUnavailableError, RandomGenerator
 
 from ._erf import erf as _generic_erf
 from ._host_random import HostRandom
+from ._quiet import silencer
 
 
 class ArrayAPIBackend:
@@ -29,6 +30,10 @@ class ArrayAPIBackend:
         >>> backend.to_numpy(backend.asarray([1.0, 2.0])).tolist()
         [1.0, 2.0]
     """
+
+    quiet_math: Any = silencer()
+    """NumPy's floating-point warnings off during dparray's ops: namespaces that compute with
+    NumPy underneath (NumPy's, array_api_strict) warn through it."""
 
     def __init__(self, xp: Any, name: str) -> None:
         self.xp = xp
