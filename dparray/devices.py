@@ -140,6 +140,17 @@ def as_device(spec: Any, where: str = "device") -> device:
                     f"backend, got {describe(spec)}")
 
 
+def cuda_device(spec: Any, where: str) -> device:
+    """The argument of PyTorch's ``cuda(device)`` as a device: None the current CUDA device,
+    an int, a string or a device that CUDA device."""
+    if spec is None:
+        return device("cuda")
+    found = as_device(spec, where)
+    if found.type != "cuda":
+        raise ValueError(f"{where}: {str(found)!r} is not a CUDA device; use .to()")
+    return found
+
+
 def placement(spec: Any, where: str = "device") -> tuple[Backend, Any]:
     """The backend and native device that ``spec`` names; the native device is None for the
     backend's default (for ``"cuda"``: the current CUDA device).

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dparray import devices as _devices
 from dparray import dtypes as _dtypes
 from dparray._aliases import torch_names
-from dparray._checks import TensorBase, check_int, describe, normalize_axis
+from dparray._checks import TensorBase, check_int, normalize_axis
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -172,7 +172,7 @@ class TensorMethods(_Conversions):
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
         """This tensor on a CUDA device (the CuPy backend): the current one, or ``device``
         (an index, ``"cuda:1"``, a ``dparray.device``); itself when it is there."""
-        return self.to(_cuda_device(device), non_blocking=non_blocking)
+        return self.to(_devices.cuda_device(device, "Tensor.cuda"), non_blocking=non_blocking)
 
     def astype(self, dtype: Any) -> Tensor:
         """This tensor cast to ``dtype``; differentiable between floating dtypes."""
@@ -758,20 +758,6 @@ def _dtype_of_type_name(name: str) -> str:
         return _DTYPE_OF_TYPE_NAME[kind]
     raise TypeError(f"Tensor.type: unknown dtype or type name {name!r}; give a dtype, its name "
                     f"({', '.join(_dtypes.ALL_DTYPES)}) or a name such as 'torch.FloatTensor'")
-
-
-def _cuda_device(device: Any) -> Any:
-    """PyTorch's ``cuda(device)`` argument as a device: None the current CUDA device, an int
-    that device's index."""
-    if device is None:
-        return "cuda"
-    if isinstance(device, (int, str, _devices.device)) and not isinstance(device, bool):
-        found = _devices.as_device(device, "Tensor.cuda")
-        if found.type != "cuda":
-            raise ValueError(f"Tensor.cuda: {str(found)!r} is not a CUDA device; use .to()")
-        return found
-    raise TypeError(f"Tensor.cuda: device must be an int, a string or a device, got "
-                    f"{describe(device)}")
 
 
 def _shape_arg(args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from dparray import devices as _devices
 from dparray import dtypes as _dtypes
-from dparray.backend import get_backend
 from dparray.creation import tensor as _to_tensor
 from dparray.tensor import GRADIENTS_HINT, Tensor
 
@@ -315,21 +315,51 @@ class Module:
             target.data = data
         return IncompatibleKeys(missing, unexpected)
 
-    def to(self, target: Any) -> Module:
-        """Move every parameter and buffer to a backend, or cast the floating ones to a dtype;
-        in place (the tensors keep their identity), returns ``self``."""
-        is_dtype = isinstance(target, _dtypes.DType) or (
-            isinstance(target, str) and target in _dtypes.ALL_DTYPES
-        )
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move every parameter and buffer to a device, or cast the floating ones to a dtype,
+        or both, with ``Tensor.to``'s arguments (``to("cuda:1")``, ``to(dp.float64)``,
+        ``to(device, dtype)``, ``to(tensor)``); in place (the tensors keep their identity),
+        returns ``self``. Every tensor is converted before any changes, so a failure leaves
+        the module as it was."""
+        target, dtype, _ = _devices.parse_to(args, kwargs, f"{type(self).__name__}.to")
+        place = None if target is None else _devices.placement(target, "Module.to")
+        if dtype is not None:
+            dtype = _dtypes.to_dtype(dtype)
+            if not dtype.is_floating:
+                raise TypeError(f"{type(self).__name__}.to: the dtype must be floating (only "
+                                f"floating parameters and buffers are cast), got {dtype.name}")
+        moved = []
         for t in [*self.parameters(), *self.buffers()]:
-            if is_dtype:
-                if t.dtype.is_floating:
-                    t.data = t.astype(target).data
-            else:
-                backend = get_backend(target)
-                moved = t.detach().to(backend)
-                t.data, t.backend = moved.data, backend
+            new = t.detach()
+            if place is not None:
+                new = new.to(place[0] if place[1] is None else target)
+            if dtype is not None and new.dtype.is_floating:
+                new = new.to(dtype)
+            moved.append((t, new))
+        for t, new in moved:
+            t.data, t.backend = new.data, new.backend
         return self
+
+    def cpu(self) -> Module:
+        """Every parameter and buffer on the CPU (the NumPy backend); returns ``self``."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        """Every parameter and buffer on a CUDA device (the CuPy backend): the current one, or
+        ``device`` (an index, ``"cuda:1"``); returns ``self``."""
+        return self.to(_devices.cuda_device(device, f"{type(self).__name__}.cuda"))
+
+    def double(self) -> Module:
+        """Floating parameters and buffers cast to float64; returns ``self``."""
+        return self.to(_dtypes.float64)
+
+    def float(self) -> Module:
+        """Floating parameters and buffers cast to float32; returns ``self``."""
+        return self.to(_dtypes.float32)
+
+    def half(self) -> Module:
+        """Floating parameters and buffers cast to float16; returns ``self``."""
+        return self.to(_dtypes.float16)
 
     def extra_repr(self) -> str:
         """The text inside this module's parentheses in ``repr`` (its settings)."""
