@@ -156,7 +156,7 @@ def _put(x: Tensor, key: Any, values: Any, accumulate: bool, where_: str) -> Ten
         return where(key, value, x)
     if not accumulate and _is_basic(key):
         selected = getitem(x.detach(), key)  # checks the key; a view, no copy
-        return PutBasic(key)(x, _fitted(value, selected.shape, where_))
+        return PutBasic(_spelled_out(key))(x, _fitted(value, selected.shape, where_))
     flat = arange(math.prod(x.shape), backend=x.backend, device=x.device)
     positions = getitem(reshape(flat, x.shape), key)
     return PutAt(accumulate)(x, positions, _fitted(value, positions.shape, where_))
@@ -198,6 +198,13 @@ def _is_basic(key: Any) -> bool:
     ``__setitem__`` takes)."""
     parts = key if isinstance(key, tuple) else (key,)
     return all(type(k) is int or type(k) is slice or k is Ellipsis for k in parts)
+
+
+def _spelled_out(key: Any) -> tuple[Any, ...]:
+    """A basic key as a tuple that names every axis, as the array API requires (a trailing
+    ``...`` where the key has none)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return parts if any(k is Ellipsis for k in parts) else (*parts, Ellipsis)
 
 
 def _is_full_mask(key: Any, x: Tensor) -> bool:
