@@ -36,8 +36,7 @@ def aliases_of(function: Callable[..., Any]) -> dict[str, str]:
         return {}
     found: dict[str, str] = {}
     for name, parameter in parameters.items():
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD,
-                              parameter.POSITIONAL_ONLY):
+        if parameter.kind in (parameter.VAR_KEYWORD, parameter.POSITIONAL_ONLY):
             continue
         alias = name
         for ours, theirs in _PARTS:
@@ -59,21 +58,26 @@ def torch_names(function: F) -> F:
     if not aliases:
         return function
     names = frozenset(aliases)
+    parameters = inspect.signature(function).parameters
+    trailing = {name for name, p in parameters.items() if p.kind == p.VAR_POSITIONAL}
     where = getattr(function, "__qualname__", getattr(function, "__name__", "function"))
 
     @functools.wraps(function)
-    def with_torch_names(*args: Any, **kwargs: Any) -> Any:
+    def accepting_torch_names(*args: Any, **kwargs: Any) -> Any:
         if kwargs and not names.isdisjoint(kwargs):
             for alias in names.intersection(kwargs):
                 name = aliases[alias]
                 if name in kwargs:
                     raise TypeError(f"{where}() got both {name}= and its alias {alias}=; "
                                     "pass one")
-                kwargs[name] = kwargs.pop(alias)
+                if name in trailing:  # permute(*axes) called as permute(dims=(1, 0))
+                    args = (*args, kwargs.pop(alias))
+                else:
+                    kwargs[name] = kwargs.pop(alias)
         return function(*args, **kwargs)
 
-    with_torch_names.torch_aliases = aliases  # type: ignore[attr-defined]
-    return with_torch_names  # type: ignore[return-value]
+    accepting_torch_names.torch_aliases = aliases  # type: ignore[attr-defined]
+    return accepting_torch_names  # type: ignore[return-value]
 
 
 def with_torch_names(namespace: dict[str, Any], names: list[str]) -> None:

@@ -152,8 +152,10 @@ def cuda_device(spec: Any, where: str) -> device:
 
 
 def placement(spec: Any, where: str = "device") -> tuple[Backend, Any]:
-    """The backend and native device that ``spec`` names; the native device is None for the
-    backend's default (for ``"cuda"``: the current CUDA device).
+    """The backend and native device that ``spec`` names: without an index, the backend's
+    default device; for ``"cuda"`` (and for a ``Backend`` object) None, which means the
+    current CUDA device (or wherever the backend puts new arrays), where a tensor already on
+    the backend stays.
 
     Raises:
         BackendUnavailableError: the device's backend cannot run here (the message says why).
@@ -169,7 +171,7 @@ def placement(spec: Any, where: str = "device") -> tuple[Backend, Any]:
         raise BackendUnavailableError(f"{where}: device {str(target)!r} is not available "
                                       f"here: {error}") from None
     if target.index is None:
-        return backend, None
+        return backend, None if target.type == "cuda" else default_device(backend)
     natives = native_devices(backend)
     if target.index >= len(natives):
         raise ValueError(f"{where}: device {str(target)!r} is not available here: backend "
@@ -189,6 +191,17 @@ def native_devices(backend: Backend) -> tuple[Any, ...]:
         with _lists_lock:
             _device_lists[backend] = natives
     return natives
+
+
+def default_device(backend: Backend) -> Any:
+    """The native device ``backend``'s namespace puts new arrays on: the namespace's
+    ``default_device()``, else the first it lists."""
+    info = getattr(backend.xp, "__array_namespace_info__", None)
+    if info is not None:
+        found = info().default_device()
+        if found is not None:
+            return found
+    return native_devices(backend)[0]
 
 
 def device_of(backend: Backend, array: Any) -> device:

@@ -100,8 +100,7 @@ def test_pytorch_argument_names_on_the_functions(name, backend):
         _close(actual, wanted)
 
 
-METHOD_FORMS = [n for n, c in CASES["dim"].items()
-                if not c["list"] and c["function"] != "permute"]  # permute(*dims) is positional
+METHOD_FORMS = [n for n, c in CASES["dim"].items() if not c["list"]]
 
 
 @pytest.mark.parametrize("name", METHOD_FORMS)
