@@ -771,4 +771,4 @@ def _shape_arg(args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 for _name, _member in list(vars(TensorMethods).items()):  # dim= for axis=, keepdim= ...
     if inspect.isfunction(_member):
-        setattr(TensorMethods, _name, torch_names(_member))
+        setattr(TensorMethods, _name, torch_names(_member, f"Tensor.{_name}"))

@@ -61,8 +61,13 @@ def test_a_name_and_its_alias_together_are_a_type_error(backend):
         dp.sum(x, axis=1, dim=1)
     with pytest.raises(TypeError, match=r"got both keepdims= and its alias keepdim="):
         x.sum(keepdims=True, keepdim=True)
-    with pytest.raises(TypeError, match="multiple values for argument 'axis'"):
-        dp.sum(x, 1, dim=1)
+    with pytest.raises(TypeError, match=r"^sum\(\) got both axis= and its alias dim="):
+        dp.sum(x, 1, dim=1)  # positionally too
+    with pytest.raises(TypeError, match=r"^Tensor\.permute\(\) got both axes= and its alias "):
+        x.permute(1, 0, dims=(1, 0))
+    with pytest.raises(TypeError, match=r"^unsqueeze\(\) missing 1 required argument: 'axis'"):
+        dp.unsqueeze(x)
+    assert x.permute(dims=(1, 0)).shape == (3, 2) and dp.flip(x, dims=0).shape == (2, 3)
 
 
 def test_positional_and_array_api_calls_are_unchanged(backend):
