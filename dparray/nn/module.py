@@ -322,7 +322,8 @@ class Module:
         returns ``self``. Every tensor is converted before any changes, so a failure leaves
         the module as it was."""
         target, dtype, _ = _devices.parse_to(args, kwargs, f"{type(self).__name__}.to")
-        place = None if target is None else _devices.placement(target, "Module.to")
+        if target is not None:
+            _devices.placement(target, f"{type(self).__name__}.to")  # refused before any move
         if dtype is not None:
             dtype = _dtypes.to_dtype(dtype)
             if not dtype.is_floating:
@@ -331,8 +332,8 @@ class Module:
         moved = []
         for t in [*self.parameters(), *self.buffers()]:
             new = t.detach()
-            if place is not None:
-                new = new.to(place[0] if place[1] is None else target)
+            if target is not None:
+                new = new.to(target)
             if dtype is not None and new.dtype.is_floating:
                 new = new.to(dtype)
             moved.append((t, new))
