@@ -6,6 +6,7 @@ skipped only where this machine has no CUDA device.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import settings
 
 import dparray as dp
+from dparray.backend import kernels as kernel_table
 from dparray.kernels import kernels_enabled, reference_only
 
 collect_ignore = ["data", "mpi"]  # fixtures, and scripts run by other tests (PyTorch, mpiexec)
@@ -24,7 +26,46 @@ BACKENDS = ["numpy", "array_api_strict", "cupy"]
 HARDWARE_BACKENDS = {"cupy": "needs CuPy and a CUDA device"}
 
 
-@pytest.fixture(params=BACKENDS)
+KERNEL_MODES = ["kernels", "reference"]
+
+
+def pytest_generate_tests(metafunc):
+    """Runs a test that takes ``backend`` once per backend, and one that takes ``kernels`` with
+    the kernel table and with the array-API references only. A test that takes both runs the
+    two modes only on backends with a kernel table (NumPy, CuPy): on one without
+    (array_api_strict), kernels on or off run the same references, so it runs once, as
+    ``reference``."""
+    given = {name for mark in metafunc.definition.iter_markers("parametrize")
+             for name in _argnames(mark)}
+    takes = {name for name in ("backend", "kernels")
+             if name in metafunc.fixturenames and name not in given}
+    if takes == {"backend", "kernels"}:
+        pairs = [(name, mode) for name in BACKENDS for mode in _kernel_modes(name)]
+        metafunc.parametrize(("backend", "kernels"), pairs, indirect=True,
+                             ids=[f"{name}-{mode}" for name, mode in pairs])
+    elif takes == {"backend"}:
+        metafunc.parametrize("backend", BACKENDS, indirect=True)
+    elif takes == {"kernels"}:
+        metafunc.parametrize("kernels", KERNEL_MODES, indirect=True)
+
+
+def _argnames(mark) -> list[str]:
+    names = mark.args[0] if mark.args else mark.kwargs["argnames"]
+    return [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+
+
+@functools.cache
+def _kernel_modes(name: str) -> list[str]:
+    """Both modes where ``name`` has a kernel table, or may have one (a backend this machine
+    cannot run, whose tests skip); ``reference`` alone where it has none."""
+    try:
+        table = kernel_table(dp.get_backend(name))
+    except dp.BackendUnavailableError:
+        return KERNEL_MODES
+    return KERNEL_MODES if table else ["reference"]
+
+
+@pytest.fixture
 def backend(request):
     """The backend under test, made current for the test's duration."""
     name = request.param
@@ -34,7 +75,7 @@ def backend(request):
         yield chosen
 
 
-@pytest.fixture(params=["kernels", "reference"])
+@pytest.fixture
 def kernels(request):
     """Run the test with the backend's kernel table, and again with the array-API
     references only (``dparray.kernels.reference_only``)."""
