@@ -1,6 +1,6 @@
 """Scaled dot-product attention (one graph node) against its composition of small ops, and
-MultiheadAttention against PyTorch (fixtures in tests/data/attention), in training, under
-DataParallel, and with bad arguments."""
+MultiheadAttention (the PyTorch fixtures' coverage; ``test_torch_parity.py`` checks them), in
+training, under DataParallel, and with bad arguments."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import to_tensor
 from nn_helpers import assert_same_gradients, module_gradcheck
-from torch_reference import check, check_state_dict_round_trip, load_cases
+from torch_reference import load_cases
 
 import dparray as dp
 from dparray import nn
@@ -306,16 +306,6 @@ def test_the_fixtures_cover_every_configuration():
                  "float_masks", "bool_and_float_masks", "per_head_mask", "weights_per_head",
                  "no_weights_fully_padded", "causal", "unbatched", "unbatched_per_head_mask"):
         assert f"mha_{name}" in names
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_outputs_and_gradients_match_pytorch(case, backend, kernels):
-    check(case)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_state_dict_round_trip(case, tmp_path):
-    check_state_dict_round_trip(case, tmp_path)
 
 
 # ----------------------------------------------------------------------------- the layer

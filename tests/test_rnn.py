@@ -1,5 +1,5 @@
-"""Recurrent layers RNN, LSTM and GRU: against PyTorch (fixtures in tests/data/rnn), dropout
-in training, DataParallel, and errors."""
+"""Recurrent layers RNN, LSTM and GRU: the PyTorch fixtures' coverage (``test_torch_parity.py``
+checks them), dropout in training, DataParallel, and errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import to_tensor
 from nn_helpers import module_gradcheck
-from torch_reference import check, check_state_dict_round_trip, load_cases
+from torch_reference import load_cases
 
 import dparray as dp
 from dparray import nn
@@ -20,13 +20,6 @@ from dparray.testing import directional_gradcheck
 F64 = dp.float64
 CASES = load_cases("rnn")
 LAYERS = [nn.RNN, nn.LSTM, nn.GRU]
-
-
-def _call(module, x, *states):
-    """Run a fixture case: LSTM takes its two initial states as one tuple."""
-    if isinstance(module, nn.LSTM):
-        return module(x, tuple(states) if states else None)
-    return module(x, *states)
 
 
 # ---------------------------------------------------------------------- against PyTorch
@@ -40,16 +33,6 @@ def test_the_fixtures_cover_every_layer_and_configuration():
         for config in ("two_layers", "bidirectional", "no_bias", "unbatched_bidirectional_h0",
                        "one_step", "dropout_eval"):
             assert f"{layer}_{config}" in names
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_outputs_and_gradients_match_pytorch(case, backend):
-    check(case, call=_call)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_state_dict_round_trip(case, tmp_path):
-    check_state_dict_round_trip(case, tmp_path)
 
 
 def test_parameters_in_pytorchs_order_and_layout():
