@@ -12,6 +12,8 @@ import pytest
 import dparray as dp
 from dparray.cli.demo import build_model
 
+pytestmark = pytest.mark.integration  # each test runs python -m dparray
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 OUTPUTS = ("digits_cnn.safetensors", "training_curves.png")
 

@@ -265,6 +265,7 @@ dp.save({"w": dp.zeros(8 * 1024 * 1024)}, sys.argv[1])
 """
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(60)
 def test_a_save_killed_mid_write_leaves_a_temporary_the_next_save_removes(tmp_path):
     path = tmp_path / "w.safetensors"
