@@ -65,11 +65,18 @@ def _kernel_modes(name: str) -> list[str]:
     return KERNEL_MODES if table else ["reference"]
 
 
+@functools.cache
+def _available_backends() -> list[str]:
+    """``dp.available_backends()``, asked once a run: whether CuPy finds a device does not
+    change while the tests run, and asking costs milliseconds."""
+    return dp.available_backends()
+
+
 @pytest.fixture
 def backend(request):
     """The backend under test, made current for the test's duration."""
     name = request.param
-    if name in HARDWARE_BACKENDS and name not in dp.available_backends():
+    if name in HARDWARE_BACKENDS and name not in _available_backends():
         pytest.skip(HARDWARE_BACKENDS[name])
     with dp.use_backend(name) as chosen:
         yield chosen
