@@ -40,13 +40,21 @@ def pytest_generate_tests(metafunc):
     takes = {name for name in ("backend", "kernels")
              if name in metafunc.fixturenames and name not in given}
     if takes == {"backend", "kernels"}:
-        pairs = [(name, mode) for name in BACKENDS for mode in _kernel_modes(name)]
-        metafunc.parametrize(("backend", "kernels"), pairs, indirect=True,
-                             ids=[f"{name}-{mode}" for name, mode in pairs])
+        pairs = [_on(name, name, mode) for name in BACKENDS for mode in _kernel_modes(name)]
+        metafunc.parametrize(("backend", "kernels"), pairs, indirect=True)
     elif takes == {"backend"}:
-        metafunc.parametrize("backend", BACKENDS, indirect=True)
+        metafunc.parametrize("backend", [_on(name, name) for name in BACKENDS], indirect=True)
     elif takes == {"kernels"}:
         metafunc.parametrize("kernels", KERNEL_MODES, indirect=True)
+
+
+def _on(name: str, *values: str):
+    """The parameter ``values`` for backend ``name``: marked to skip, before any fixture is set
+    up, where this machine cannot run that backend."""
+    reason = HARDWARE_BACKENDS.get(name)
+    skip = [pytest.mark.skip(reason=reason)] if reason and name not in _available_backends() \
+        else []
+    return pytest.param(*values, marks=skip, id="-".join(values))
 
 
 def _argnames(mark) -> list[str]:
