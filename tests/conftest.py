@@ -24,8 +24,6 @@ settings.load_profile("dparray")
 
 BACKENDS = ["numpy", "array_api_strict", "cupy"]
 HARDWARE_BACKENDS = {"cupy": "needs CuPy and a CUDA device"}
-
-
 KERNEL_MODES = ["kernels", "reference"]
 
 
@@ -93,7 +91,8 @@ def backend(request):
 @pytest.fixture
 def kernels(request):
     """Run the test with the backend's kernel table, and again with the array-API
-    references only (``dparray.kernels.reference_only``)."""
+    references only (``dparray.kernels.reference_only``); once, with the references, on a
+    backend without a table (``pytest_generate_tests``)."""
     if request.param == "reference":
         with reference_only():
             yield request.param
