@@ -23,7 +23,7 @@ DATA = pathlib.Path(__file__).parent / "data" / "porting.safetensors"
 
 def _load() -> tuple[dict[str, Any], dict[str, dict[str, dict[str, np.ndarray]]]]:
     with safe_open(str(DATA), framework="numpy") as file:
-        described = json.loads(file.metadata()["cases"])
+        described = json.loads(file.metadata()["groups"])
         arrays: dict[str, dict[str, dict[str, np.ndarray]]] = {}
         for key in file.keys():  # noqa: SIM118 - safe_open is not a mapping
             group, case, rest = key.split("/", 2)

@@ -2,8 +2,9 @@
 
     ../torch-venv/bin/python tests/data/make_porting_fixtures.py   # any environment with torch
 
-Each group of cases is described in the header's JSON (``cases``) and its tensors are stored
-under ``<group>/<case>/...``; ``tests/test_porting.py`` reads it without PyTorch:
+Each group of cases is described in the header's JSON (``groups``; ``cases`` marks the layer
+fixtures' layout) and its tensors are stored under ``<group>/<case>/...``;
+``tests/test_porting.py`` reads it without PyTorch:
 
 * ``assign``: ``y = x.clone(); y[key] = v`` (PyTorch's ``index_put_``; ``torch.index_put`` for
   tuples of index tensors and for ``accumulate=True``), the output, and the gradients of
@@ -277,7 +278,7 @@ def main() -> None:
     described = {"assign": assign_cases(tensors), "dim": dim_cases(tensors),
                  "method": method_cases(tensors), "random": random_cases(), "names": names()}
     save_file(tensors, HERE / "porting.safetensors",
-              metadata={"cases": json.dumps(described), "torch": torch.__version__})
+              metadata={"groups": json.dumps(described), "torch": torch.__version__})
 
 
 if __name__ == "__main__":
