@@ -202,21 +202,23 @@ class LBFGS(Optimizer):
         """Call the closure: its loss as returned, as a float, and the flat gradient."""
         with enable_grad():
             result = closure()
+            grads = None
             if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1],
                                                                               Gradients):
                 loss, grads = result
             elif isinstance(result, Tensor):
                 loss = result
-                grads = _differentiate(loss, where)
             else:
                 raise TypeError(f"{CLOSURE_HINT}; the closure returned {describe(result)}")
-        if isinstance(loss, Tensor):
-            if loss.elem_count() != 1:
-                raise ValueError(f"{where}: the loss must have one element, got shape "
-                                 f"{loss.shape}")
-            value = float(loss.item())
-        else:
-            value = check_number(loss, "the closure's loss", where, finite=False)
+            if isinstance(loss, Tensor):
+                if loss.elem_count() != 1:
+                    raise ValueError(f"{where}: the loss must have one element, got shape "
+                                     f"{loss.shape}")
+                value = float(loss.item())
+            else:
+                value = check_number(loss, "the closure's loss", where, finite=False)
+            if grads is None:
+                grads = _differentiate(loss, where)
         return loss, value, self._flat_gradient(grads, params, where)
 
     def _flat_gradient(self, grads: Gradients, params: list[Tensor], where: str) -> Any:
