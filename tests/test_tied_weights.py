@@ -1,4 +1,4 @@
-"""Tied weights and shared modules against PyTorch (``tests/data/make_tied_fixtures.py``): the
+"""Tied weights and shared modules against PyTorch (``tests/data/make_module_fixtures.py``): the
 state dict lists a shared tensor under every name, as PyTorch's does, so strict loading works
 in both directions; ``named_parameters`` lists it once; either form of state dict loads."""
 
@@ -16,7 +16,7 @@ from safetensors.numpy import load_file
 import dparray as dp
 from dparray import nn
 
-DATA = pathlib.Path(__file__).parent / "data" / "tied.safetensors"
+DATA = pathlib.Path(__file__).parent / "data" / "module.safetensors"
 VOCAB, BLOCK, MODEL = 11, 5, 6
 
 with safe_open(str(DATA), framework="numpy") as _file:

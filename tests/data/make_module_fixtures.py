@@ -1,6 +1,7 @@
-"""PyTorch's reference for tied weights and shared modules: ``tied.safetensors``.
+"""PyTorch's references for modules' habits, tied weights and shared modules:
+``module.safetensors``.
 
-    ../torch-venv/bin/python tests/data/make_tied_fixtures.py   # any environment with torch
+    ../torch-venv/bin/python tests/data/make_module_fixtures.py   # any environment with torch
 
 A small language model whose output projection is its token embedding (``lm_head.weight is
 wte.weight``, as GPT-2 and nanoGPT tie them) and whose block uses one module twice
@@ -13,11 +14,14 @@ safetensors stores no shared memory), ``input.idx``, ``output.logits``, ``cotang
 ``grad.<name>`` for each parameter that ``named_parameters()`` lists, the gradient of
 ``sum(logits * cotangent)`` (a tied weight's sums both uses). The metadata ``names`` (JSON) gives
 PyTorch's ``state_dict()`` keys, ``named_parameters()`` names with and without
-``remove_duplicate``, and ``named_buffers()`` names. Made with PyTorch 2.13.0 (CPU), float64.
+``remove_duplicate``, and ``named_buffers()`` names. The metadata ``inplace`` lists the layers of
+``torch.nn`` and the functions of ``torch.nn.functional`` that take ``inplace``. Made with
+PyTorch 2.13.0 (CPU), float64.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import pathlib
 
@@ -57,6 +61,26 @@ class TiedLM(nn.Module):
         return self.lm_head(self.ln_f(self.blocks(x)))
 
 
+def takes_inplace() -> dict[str, list[str]]:
+    """The names of ``torch.nn``'s layers and ``torch.nn.functional``'s functions that take
+    ``inplace``."""
+    layers = [name for name in dir(nn) if isinstance(getattr(nn, name), type)
+              and issubclass(getattr(nn, name), nn.Module)
+              and "inplace" in inspect.signature(getattr(nn, name).__init__).parameters]
+    functions = []
+    for name in dir(nn.functional):
+        function = getattr(nn.functional, name)
+        if name.startswith("_") or not callable(function):
+            continue
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):  # builtins without a signature
+            continue
+        if "inplace" in parameters:
+            functions.append(name)
+    return {"layers": sorted(layers), "functions": sorted(functions)}
+
+
 def main() -> pathlib.Path:
     torch.manual_seed(0)
     model = TiedLM().double()
@@ -77,9 +101,10 @@ def main() -> pathlib.Path:
              "named_parameters_all": [n for n, _ in model.named_parameters(
                  remove_duplicate=False)],
              "named_buffers": [n for n, _ in model.named_buffers()]}
-    path = HERE / "tied.safetensors"
+    path = HERE / "module.safetensors"
     save_file({k: v.contiguous() for k, v in tensors.items()}, path,
-              metadata={"names": json.dumps(names), "torch": torch.__version__})
+              metadata={"names": json.dumps(names), "inplace": json.dumps(takes_inplace()),
+                        "torch": torch.__version__})
     return path
 
 
