@@ -29,9 +29,9 @@ from dparray.tensor import Tensor
 
 
 class Transformer(Module):
-    """An encoder (``num_encoder_layers`` ``TransformerEncoderLayer``\\ s and a final
-    ``LayerNorm``) and a decoder (``num_decoder_layers`` ``TransformerDecoderLayer``\\ s and a
-    final ``LayerNorm``), as PyTorch's ``nn.Transformer``; ``custom_encoder`` and
+    """An encoder (``num_encoder_layers`` copies of a ``TransformerEncoderLayer`` and a final
+    ``LayerNorm``) and a decoder (``num_decoder_layers`` copies of a ``TransformerDecoderLayer``
+    and a final ``LayerNorm``), as PyTorch's ``nn.Transformer``; ``custom_encoder`` and
     ``custom_decoder`` replace either. The other arguments go to every layer (see
     ``TransformerEncoderLayer``). As in PyTorch, every parameter of two or more dimensions
     starts from ``xavier_uniform_``.
