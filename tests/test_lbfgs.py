@@ -6,34 +6,18 @@ PyTorch's state dict, both forms of closure, and refused input that changes noth
 from __future__ import annotations
 
 import copy
-import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
 from conftest import to_tensor
-from safetensors import safe_open
+from torch_reference import load_grouped
 
 import dparray as dp
 from dparray import optim
 from dparray.nn import functional as F
 
-DATA = pathlib.Path(__file__).parent / "data" / "optim_more.safetensors"
-
-
-def _load():
-    with safe_open(str(DATA), framework="numpy") as file:
-        cases = json.loads(file.metadata()["lbfgs"])
-        arrays = {name: {} for name in cases}
-        for key in file.keys():  # noqa: SIM118 - safe_open is not a mapping
-            name, _, rest = key.partition("/")
-            if name in arrays:
-                arrays[name][rest] = file.get_tensor(key)
-    return cases, arrays
-
-
-CASES, ARRAYS = _load()
+CASES, ARRAYS = load_grouped("optim_more.safetensors", "lbfgs")
 
 
 def logistic(params, data):

@@ -7,33 +7,23 @@ nothing, and ``clip_grad_value``."""
 from __future__ import annotations
 
 import copy
-import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
 from conftest import to_tensor
-from safetensors import safe_open
+from torch_reference import load_grouped
 
 import dparray as dp
 from dparray import optim
 
-DATA = [pathlib.Path(__file__).parent / "data" / name
-        for name in ("optim.safetensors", "optim_more.safetensors")]
-
 
 def _load():
     cases, arrays = {}, {}
-    for path in DATA:
-        with safe_open(str(path), framework="numpy") as file:
-            found = json.loads(file.metadata()["optimizers"])
-            arrays.update({name: {} for name in found})
-            for key in file.keys():  # noqa: SIM118 - safe_open is not a mapping
-                name, _, rest = key.partition("/")
-                if name in found:
-                    arrays[name][rest] = file.get_tensor(key)
-            cases.update(found)
+    for file_name in ("optim.safetensors", "optim_more.safetensors"):
+        found, grouped = load_grouped(file_name, "optimizers")
+        cases.update(found)
+        arrays.update(grouped)
     return cases, arrays
 
 

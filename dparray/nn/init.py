@@ -197,12 +197,10 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     fan_out))``, the fans of a weight ``(out, in, *kernel)``; returns ``tensor``."""
     where = "xavier_uniform_"
     target = _random_target(tensor, where)
-    fan_in, fan_out = _fans(target.shape, where)
-    gain = check_number(gain, "gain", where)
-    if target.elem_count() == 0:
+    std = _xavier_std(target, gain, where)
+    if std is None:
         return target
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return _replace(target, _uniform(target, -bound, bound))
+    return _replace(target, _uniform(target, -math.sqrt(3.0) * std, math.sqrt(3.0) * std))
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
@@ -210,11 +208,10 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     + fan_out))``; returns ``tensor``."""
     where = "xavier_normal_"
     target = _random_target(tensor, where)
-    fan_in, fan_out = _fans(target.shape, where)
-    gain = check_number(gain, "gain", where)
-    if target.elem_count() == 0:
+    std = _xavier_std(target, gain, where)
+    if std is None:
         return target
-    return _replace(target, _normal(target, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out))))
+    return _replace(target, _normal(target, 0.0, std))
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
@@ -286,6 +283,15 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
 
 
 # --------------------------------------------------------------------------- helpers
+def _xavier_std(target: Tensor, gain: Any, where: str) -> float | None:
+    """``gain * sqrt(2 / (fan_in + fan_out))``, or None for a tensor without elements."""
+    fan_in, fan_out = _fans(target.shape, where)
+    gain = check_number(gain, "gain", where)
+    if target.elem_count() == 0:
+        return None
+    return gain * math.sqrt(2.0 / (fan_in + fan_out))
+
+
 def _kaiming_std(target: Tensor, a: Any, mode: Any, nonlinearity: Any,
                  where: str) -> float | None:
     """``gain / sqrt(fan)``, or None (with PyTorch's warning) for a tensor without elements."""

@@ -74,22 +74,15 @@ class Transformer(Module):
             if custom is not None and not isinstance(custom, Module):
                 raise TypeError(f"{where}: {name} must be a Module or None, got "
                                 f"{describe(custom)}")
-        if custom_encoder is None:
-            encoder_layers = check_int(num_encoder_layers, "num_encoder_layers", where,
-                                       minimum=1)
-            self.encoder: Module = TransformerEncoder(
-                TransformerEncoderLayer(**layer_arguments), encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
-        else:
-            self.encoder = custom_encoder
-        if custom_decoder is None:
-            decoder_layers = check_int(num_decoder_layers, "num_decoder_layers", where,
-                                       minimum=1)
-            self.decoder: Module = TransformerDecoder(
-                TransformerDecoderLayer(**layer_arguments), decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
-        else:
-            self.decoder = custom_decoder
+        def final_norm() -> LayerNorm:
+            return LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+
+        self.encoder: Module = custom_encoder if custom_encoder is not None else \
+            TransformerEncoder(TransformerEncoderLayer(**layer_arguments), check_int(
+                num_encoder_layers, "num_encoder_layers", where, minimum=1), final_norm())
+        self.decoder: Module = custom_decoder if custom_decoder is not None else \
+            TransformerDecoder(TransformerDecoderLayer(**layer_arguments), check_int(
+                num_decoder_layers, "num_decoder_layers", where, minimum=1), final_norm())
         for p in self.parameters():  # PyTorch's _reset_parameters, in its order
             if p.ndim > 1:
                 init.xavier_uniform_(p)

@@ -23,7 +23,7 @@ from dparray.creation import tensor as _to_tensor
 from dparray.gradients import Gradients
 from dparray.optim._line_search import strong_wolfe
 from dparray.optim._shared import OptionCheck, non_negative
-from dparray.optim.optimizer import Optimizer
+from dparray.optim.optimizer import Optimizer, state_key_problems
 from dparray.tensor import Tensor
 
 CLOSURE_HINT = ("LBFGS.step needs a closure: a function that computes the loss and returns it "
@@ -297,18 +297,14 @@ class LBFGS(Optimizer):
         if position != 0:
             raise ValueError(f"{where}: LBFGS keeps its state with parameter 0, got state for "
                              f"parameter {position}")
-        known = (*self.state_counts, *DIRECTION_KEYS, "al")
-        unknown = [repr(k) for k in entry if k not in known]
-        absent = [repr(k) for k in self.state_counts if k not in entry]
         given = [k for k in DIRECTION_KEYS if k in entry]
-        if given and len(given) != len(DIRECTION_KEYS):
-            absent += [repr(k) for k in DIRECTION_KEYS if k not in entry]
-        if unknown or absent:
-            problems = ([f"unknown {', '.join(unknown)}"] if unknown else []) + (
-                [f"missing {', '.join(absent)}"] if absent else [])
+        required = (*self.state_counts, *(DIRECTION_KEYS if given else ()))
+        problems = state_key_problems(entry, (*self.state_counts, *DIRECTION_KEYS, "al"),
+                                      required)
+        if problems:
             raise ValueError(f"{where}: the state of LBFGS needs {', '.join(self.state_counts)} "
                              f"and, after an iteration, {', '.join(DIRECTION_KEYS)}: "
-                             f"{'; '.join(problems)}")
+                             f"{problems}")
         checked: dict[str, Any] = {
             key: check_int(entry[key], key, where, minimum=0) for key in self.state_counts}
         if not given:
