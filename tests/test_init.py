@@ -21,7 +21,7 @@ from dparray.nn import init
 
 DATA = pathlib.Path(__file__).parent / "data" / "init.safetensors"
 with safe_open(str(DATA), framework="numpy") as _file:
-    CASES = json.loads(_file.metadata()["cases"])
+    CASES = json.loads(_file.metadata()["initialisers"])
     GAINS = json.loads(_file.metadata()["gains"])
     ARRAYS = {key: _file.get_tensor(key) for key in _file.keys()}  # noqa: SIM118
 RANDOM = [name for name in CASES if f"{name}/stats" in ARRAYS]

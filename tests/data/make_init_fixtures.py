@@ -8,7 +8,7 @@ deviation, minimum and maximum of one large draw (float64), which the test compa
 dparray's draw of the same call within sampling error. Deterministic ones (``constant_``,
 ``zeros_``, ``ones_``, ``eye_``) record the tensor itself as ``<case>/value``.
 
-The metadata ``cases`` (JSON) gives each case's initialiser, shape and keyword arguments;
+The metadata ``initialisers`` (JSON) gives each case's initialiser, shape and keyword arguments;
 ``gains`` lists ``[nonlinearity, param, calculate_gain(nonlinearity, param)]``. Made with
 PyTorch 2.13.0 (CPU).
 """
@@ -78,7 +78,7 @@ def main() -> pathlib.Path:
     gains = [[name, param, torch.nn.init.calculate_gain(name, param)] for name, param in GAINS]
     path = HERE / "init.safetensors"
     save_file({k: v.contiguous() for k, v in tensors.items()}, path,
-              metadata={"cases": json.dumps(described), "gains": json.dumps(gains),
+              metadata={"initialisers": json.dumps(described), "gains": json.dumps(gains),
                         "torch": torch.__version__})
     return path
 
