@@ -4,8 +4,8 @@ function forms."""
 from typing import TYPE_CHECKING
 
 from dparray.nn import functional as functional
-from dparray.nn import utils as utils
 from dparray.nn import init as init
+from dparray.nn import utils as utils
 from dparray.nn.activation import CELU as CELU
 from dparray.nn.activation import ELU as ELU
 from dparray.nn.activation import SELU as SELU

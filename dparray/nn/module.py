@@ -17,7 +17,6 @@ from typing import Any, NamedTuple
 from dparray import devices as _devices
 from dparray import dtypes as _dtypes
 from dparray._checks import describe
-from dparray.backend import get_backend
 from dparray.creation import tensor as _to_tensor
 from dparray.tensor import GRADIENTS_HINT, Tensor
 
