@@ -128,22 +128,21 @@ class BasicBlock(nn.Module):
 class ResNet18(nn.Module):
     """ResNet-18: a 7x7 stride-2 stem and 3x3 max pool, four stages of two BasicBlocks (64,
     128, 256, 512 channels, stride 2 from the second stage on), global average pooling and
-    one linear layer."""
+    one linear layer (``base`` is the first stage's width: 64 in ResNet-18)."""
 
-    def __init__(self, classes: int = 10, dtype: Any = None) -> None:
+    def __init__(self, classes: int = 10, base: int = 64, dtype: Any = None) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False, dtype=dtype)
-        self.bn1 = nn.BatchNorm2d(64, dtype=dtype)
+        self.conv1 = nn.Conv2d(3, base, 7, stride=2, padding=3, bias=False, dtype=dtype)
+        self.bn1 = nn.BatchNorm2d(base, dtype=dtype)
         self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
-        widths = (64, 128, 256, 512)
-        inputs = 64
-        for index, width in enumerate(widths):
+        inputs = base
+        for index, width in enumerate((base, 2 * base, 4 * base, 8 * base)):
             stride = 1 if index == 0 else 2
             setattr(self, f"layer{index + 1}", nn.Sequential(
                 BasicBlock(inputs, width, stride, dtype), BasicBlock(width, width, 1, dtype)))
             inputs = width
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-        self.fc = nn.Linear(512, classes, dtype=dtype)
+        self.fc = nn.Linear(8 * base, classes, dtype=dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
@@ -217,16 +216,17 @@ class TransformerLanguageModel(nn.Module):
 class MnistNet(nn.Module):
     """The classic MNIST network: two 3x3 convolutions (32 and 64 channels) with ReLU, a 2x2
     max pool, dropout 0.25, a 9216-128 linear layer with ReLU, dropout 0.5, a 128-10 layer
-    and log-softmax."""
+    and log-softmax (``channels``, ``hidden`` and ``image`` the sizes, for 28x28 images)."""
 
-    def __init__(self, dtype: Any = None) -> None:
+    def __init__(self, channels: tuple[int, int] = (32, 64), hidden: int = 128,
+                 image: int = 28, dtype: Any = None) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, 1, dtype=dtype)
-        self.conv2 = nn.Conv2d(32, 64, 3, 1, dtype=dtype)
+        self.conv1 = nn.Conv2d(1, channels[0], 3, 1, dtype=dtype)
+        self.conv2 = nn.Conv2d(channels[0], channels[1], 3, 1, dtype=dtype)
         self.dropout1 = nn.Dropout(0.25)
         self.dropout2 = nn.Dropout(0.5)
-        self.fc1 = nn.Linear(9216, 128, dtype=dtype)
-        self.fc2 = nn.Linear(128, 10, dtype=dtype)
+        self.fc1 = nn.Linear(channels[1] * ((image - 4) // 2) ** 2, hidden, dtype=dtype)
+        self.fc2 = nn.Linear(hidden, 10, dtype=dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         x = F.relu(self.conv2(F.relu(self.conv1(x))))
@@ -237,20 +237,23 @@ class MnistNet(nn.Module):
 
 class VAE(nn.Module):
     """The classic variational autoencoder of 28x28 images: 784-400 encoder, a 20-dimensional
-    Gaussian latent (mean and log-variance heads), 20-400-784 decoder with a sigmoid.
-    ``vae(x, noise=None)`` returns ``(reconstruction, mean, log_variance)``; ``noise``
-    (``N(0, 1)``, the shape of the latent) is drawn from the current stream when not given."""
+    Gaussian latent (mean and log-variance heads), 20-400-784 decoder with a sigmoid
+    (``pixels``, ``hidden``, ``latent`` the sizes). ``vae(x, noise=None)`` returns
+    ``(reconstruction, mean, log_variance)``; ``noise`` (``N(0, 1)``, the shape of the
+    latent) is drawn from the current stream when not given."""
 
-    def __init__(self, dtype: Any = None) -> None:
+    def __init__(self, pixels: int = 784, hidden: int = 400, latent: int = 20,
+                 dtype: Any = None) -> None:
         super().__init__()
-        self.fc1 = nn.Linear(784, 400, dtype=dtype)
-        self.fc21 = nn.Linear(400, 20, dtype=dtype)
-        self.fc22 = nn.Linear(400, 20, dtype=dtype)
-        self.fc3 = nn.Linear(20, 400, dtype=dtype)
-        self.fc4 = nn.Linear(400, 784, dtype=dtype)
+        self.pixels = pixels
+        self.fc1 = nn.Linear(pixels, hidden, dtype=dtype)
+        self.fc21 = nn.Linear(hidden, latent, dtype=dtype)
+        self.fc22 = nn.Linear(hidden, latent, dtype=dtype)
+        self.fc3 = nn.Linear(latent, hidden, dtype=dtype)
+        self.fc4 = nn.Linear(hidden, pixels, dtype=dtype)
 
     def forward(self, x: Tensor, noise: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
-        h = F.relu(self.fc1(x.reshape(-1, 784)))
+        h = F.relu(self.fc1(x.reshape(-1, self.pixels)))
         mean, log_variance = self.fc21(h), self.fc22(h)
         if noise is None:
             noise = creation.randn(*mean.shape, dtype=mean.dtype, backend=mean.backend)
@@ -261,6 +264,7 @@ class VAE(nn.Module):
 def vae_loss(reconstruction: Tensor, x: Tensor, mean: Tensor, log_variance: Tensor) -> Tensor:
     """The VAE's negative evidence lower bound: binary cross-entropy of the reconstruction,
     summed, plus the KL divergence of the latent from ``N(0, 1)``."""
-    bce = F.binary_cross_entropy(reconstruction, x.reshape(-1, 784), reduction="sum")
+    target = x.reshape(-1, reconstruction.shape[-1])
+    bce = F.binary_cross_entropy(reconstruction, target, reduction="sum")
     kld = -0.5 * (1.0 + log_variance - mean * mean - ops.exp(log_variance)).sum()
     return bce + kld

@@ -75,7 +75,7 @@ def decay_groups(model: Any, weight_decay: float) -> list[dict[str, Any]]:
             {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
 
 
-def resnet18(t: Any, classes: int = 10) -> Any:
+def resnet18(t: Any, classes: int = 10, base: int = 64) -> Any:
     nn, F = t.nn, t.nn.functional
 
     class BasicBlock(nn.Module):  # type: ignore[name-defined,misc]
@@ -100,17 +100,17 @@ def resnet18(t: Any, classes: int = 10) -> Any:
     class ResNet18(nn.Module):  # type: ignore[name-defined,misc]
         def __init__(self) -> None:
             super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
+            self.conv1 = nn.Conv2d(3, base, 7, stride=2, padding=3, bias=False)
+            self.bn1 = nn.BatchNorm2d(base)
             self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
-            inputs = 64
-            for index, width in enumerate((64, 128, 256, 512)):
+            inputs = base
+            for index, width in enumerate((base, 2 * base, 4 * base, 8 * base)):
                 stride = 1 if index == 0 else 2
                 setattr(self, f"layer{index + 1}", nn.Sequential(
                     BasicBlock(inputs, width, stride), BasicBlock(width, width, 1)))
                 inputs = width
             self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(512, classes)
+            self.fc = nn.Linear(8 * base, classes)
 
         def forward(self, x: Any) -> Any:
             x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
@@ -148,8 +148,8 @@ def transformer_language_model(t: Any, vocabulary: int = 8500, width: int = 200,
     class TransformerLanguageModel(nn.Module):  # type: ignore[name-defined,misc]
         def __init__(self) -> None:
             super().__init__()
-            position = t.arange(length, dtype=t.float32).unsqueeze(1)
-            frequency = t.exp(t.arange(0, width, 2, dtype=t.float32)
+            position = t.arange(length, dtype=t.get_default_dtype()).unsqueeze(1)
+            frequency = t.exp(t.arange(0, width, 2, dtype=t.get_default_dtype())
                               * (-math.log(10000.0) / width))
             pe = t.zeros(length, width)
             pe[:, 0::2] = t.sin(position * frequency)
@@ -172,18 +172,19 @@ def transformer_language_model(t: Any, vocabulary: int = 8500, width: int = 200,
     return TransformerLanguageModel()
 
 
-def mnist_net(t: Any) -> Any:
+def mnist_net(t: Any, channels: tuple[int, int] = (32, 64), hidden: int = 128,
+              image: int = 28) -> Any:
     nn, F = t.nn, t.nn.functional
 
     class MnistNet(nn.Module):  # type: ignore[name-defined,misc]
         def __init__(self) -> None:
             super().__init__()
-            self.conv1 = nn.Conv2d(1, 32, 3, 1)
-            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.conv1 = nn.Conv2d(1, channels[0], 3, 1)
+            self.conv2 = nn.Conv2d(channels[0], channels[1], 3, 1)
             self.dropout1 = nn.Dropout(0.25)
             self.dropout2 = nn.Dropout(0.5)
-            self.fc1 = nn.Linear(9216, 128)
-            self.fc2 = nn.Linear(128, 10)
+            self.fc1 = nn.Linear(channels[1] * ((image - 4) // 2) ** 2, hidden)
+            self.fc2 = nn.Linear(hidden, 10)
 
         def forward(self, x: Any) -> Any:
             x = F.relu(self.conv2(F.relu(self.conv1(x))))
@@ -194,20 +195,20 @@ def mnist_net(t: Any) -> Any:
     return MnistNet()
 
 
-def vae(t: Any) -> Any:
+def vae(t: Any, pixels: int = 784, hidden: int = 400, latent: int = 20) -> Any:
     nn, F = t.nn, t.nn.functional
 
     class VAE(nn.Module):  # type: ignore[name-defined,misc]
         def __init__(self) -> None:
             super().__init__()
-            self.fc1 = nn.Linear(784, 400)
-            self.fc21 = nn.Linear(400, 20)
-            self.fc22 = nn.Linear(400, 20)
-            self.fc3 = nn.Linear(20, 400)
-            self.fc4 = nn.Linear(400, 784)
+            self.fc1 = nn.Linear(pixels, hidden)
+            self.fc21 = nn.Linear(hidden, latent)
+            self.fc22 = nn.Linear(hidden, latent)
+            self.fc3 = nn.Linear(latent, hidden)
+            self.fc4 = nn.Linear(hidden, pixels)
 
         def forward(self, x: Any, noise: Any = None) -> Any:
-            h = F.relu(self.fc1(x.view(-1, 784)))
+            h = F.relu(self.fc1(x.view(-1, pixels)))
             mean, log_variance = self.fc21(h), self.fc22(h)
             if noise is None:
                 noise = t.randn_like(mean)
@@ -218,6 +219,7 @@ def vae(t: Any) -> Any:
 
 
 def vae_loss(t: Any, reconstruction: Any, x: Any, mean: Any, log_variance: Any) -> Any:
-    bce = t.nn.functional.binary_cross_entropy(reconstruction, x.view(-1, 784), reduction="sum")
+    target = x.view(-1, reconstruction.shape[-1])
+    bce = t.nn.functional.binary_cross_entropy(reconstruction, target, reduction="sum")
     kld = -0.5 * t.sum(1 + log_variance - mean.pow(2) - log_variance.exp())
     return bce + kld
