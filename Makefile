@@ -33,9 +33,16 @@ test: lint
 	$(PY) -m pytest
 	$(PY) -m pytest bench --benchmark-skip -q  # the benchmarks' own agreement checks, untimed
 
+# The whole table: the suite in the default install (DPARRAY_BLAS=openblas: NumPy's OpenBLAS, as
+# `pip install dparray` has it), the workloads again with the mkl extra's products, the report.
+# PyTorch (the comparison column) is installed into .venv first if it is not there.
 bench: $(VENV)/.installed-dev
-	$(PY) -m pytest bench --benchmark-only --benchmark-json=.benchmarks/bench.json -q
-	$(PY) bench/report.py .benchmarks/bench.json
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet torch
+	DPARRAY_BLAS=openblas $(PY) -m pytest bench --benchmark-only \
+		--benchmark-json=.benchmarks/bench.json -q
+	$(PY) -m pytest bench/test_dataparallel.py -k "interleaved or busy" --benchmark-only \
+		--benchmark-json=.benchmarks/bench-mkl.json -q
+	$(PY) bench/report.py .benchmarks/bench.json .benchmarks/bench-mkl.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis build *.egg-info
