@@ -23,6 +23,7 @@ import numpy as np
 from dparray._system import available_cores
 from dparray.ops import attention as _attention
 from dparray.ops import cross_entropy as _ce
+from dparray.ops import embedding as _embedding
 from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
 from dparray.ops import recurrent as _recurrent
@@ -35,7 +36,7 @@ from . import _update_arguments as update_arguments
 from ._fallback import Fallback, LastAxisFallback, floating
 from ._mkl import matmul
 from ._mkl import status as mkl_status
-from ._numba_setup import launch
+from ._numba_setup import launch, serial
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
@@ -543,13 +544,40 @@ def _long_product(a: Any, b: Any) -> Any:
 LONG_SIDE = 8
 
 
+class EmbeddingKernel(Fallback, _embedding.Embedding):
+    """The embedding's backward adds the rows' gradients straight into a table of zeros
+    (compiled, ``scatter_add_rows``); the reference's ``scatter_add`` copies the zeros first,
+    and masks the padding row's gradients with a where rather than zeroing its one row."""
+
+    def backward(self, grad: Any) -> tuple[Any, None]:
+        (flat,) = self.saved
+        table = np.zeros(self.table_shape, self.dtype)
+        if not floating(table, grad) or not flat.shape[0] or not table.size:
+            return super().backward(grad)
+        rows = np.ascontiguousarray(grad).reshape(flat.shape[0], self.table_shape[1])
+        scatter_add_rows(table, flat, rows)
+        if self.padding_idx is not None:
+            table[self.padding_idx] = 0.0
+        return table, None
+
+
 def scatter_add_rows(out: Any, index: Any, rows: Any) -> None:
     """``out[index[i]] += rows[i]`` in place, compiled (``NumPyBackend.scatter_add``): the
-    rows of ``out`` in one share per thread this call may use."""
+    rows of ``out`` in one share per thread this call may use -- one when there are fewer than
+    ``SCATTER_SERIAL_BELOW`` values to add, whatever the table's size (an embedding's backward:
+    700 rows of 200 into 8 500 x 200 took 4.7 ms on threads under load, 0.1 ms on one)."""
     import numba
 
+    from . import _numba_loops
+
+    if rows.size < SCATTER_SERIAL_BELOW:
+        serial(_numba_loops.scatter_add_rows)(out, index, rows, 1)
+        return
     shares = max(1, min(numba.get_num_threads(), out.shape[0]))
     _loops().scatter_add_rows(out, index, rows, shares)
+
+
+SCATTER_SERIAL_BELOW = 1 << 18
 
 
 def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
@@ -650,6 +678,7 @@ def table() -> dict[str, Any]:
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
         "cross_entropy": CrossEntropyKernel,
+        "embedding": EmbeddingKernel,
         "scaled_dot_product_attention": AttentionKernel,
         "attention_weights": AttentionWeightsKernel,
         "max_pool2d": MaxPoolKernel,
