@@ -284,6 +284,26 @@ def shift_rows(x, shifted, keep_empty_rows):  # pragma: no cover - compiled
             shifted[i, j] = x[i, j] - shift
 
 
+@jit
+def causal_shift_rows(x, shifted, length):  # pragma: no cover - compiled
+    """``shift_rows`` (keeping empty rows) of attention's scores under a causal mask: row ``r``
+    is query ``r % length``, which sees the keys up to its own position; the keys after it
+    become -inf (their exponentials 0), as the reference's where makes them."""
+    rows, width = x.shape
+    for r in prange(rows):
+        seen = min(r % length + 1, width)
+        top = x[r, 0]
+        for j in range(1, seen):
+            v = x[r, j]
+            if v > top or (v != v and top == top):
+                top = v
+        shift = 0.0 if top == -math.inf else top
+        for j in range(seen):
+            shifted[r, j] = x[r, j] - shift
+        for j in range(seen, width):
+            shifted[r, j] = -math.inf
+
+
 @jit_sum
 def normalize_rows(exponentials):  # pragma: no cover - compiled
     """Softmax from exp(shifted): each row divided by its sum, in place. A row of zeros (an

@@ -254,6 +254,19 @@ class _AttentionSoftmax:
         rows = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
         return _softmax_rows(rows, log=False, keep_empty_rows=True).reshape(scores.shape)
 
+    def causal_softmax(self, scores: Any) -> Any:
+        """The causal mask applied inside the softmax's first pass (no mask array, no where
+        over the scores); the reference's arithmetic, so the same probabilities."""
+        if not floating(scores) or scores.ndim < 2 or scores.shape[-1] == 0:
+            return super().causal_softmax(scores)  # type: ignore[misc]  # the reference's
+        length, width = scores.shape[-2], scores.shape[-1]
+        rows = np.ascontiguousarray(scores).reshape(-1, width)
+        shifted = np.empty_like(rows)
+        _loops().causal_shift_rows(rows, shifted, length)
+        np.exp(shifted, out=shifted)
+        _loops().normalize_rows(shifted)
+        return shifted.reshape(scores.shape)
+
     def softmax_backward(self, grad_probs: Any, probs: Any) -> Any:
         if not floating(grad_probs, probs) or grad_probs.shape != probs.shape \
                 or probs.ndim == 0 or probs.shape[-1] == 0:
