@@ -398,6 +398,21 @@ class LSTMSequenceKernel(Fallback, _recurrent.LSTMSequence):
         return dgates, dh, dc, grad_weight
 
 
+class NLLKernel(Fallback, _ce.NLL):
+    """The negative log-likelihood's gradient as zeros and one value per row, at its target
+    (the reference compares every class with the target to place it: a one-hot mask of the
+    scores' size and a where over it)."""
+
+    def backward(self, grad: Any) -> tuple[Any, None, None]:
+        safe, kept, row_weight = self.saved
+        if not floating(kept, row_weight):
+            return super().backward(grad)
+        share = self.row_share(grad, kept).reshape(-1) * row_weight
+        out = np.zeros((safe.shape[0], self.classes), kept.dtype)
+        out[np.arange(safe.shape[0]), safe] = -share
+        return out, None, None
+
+
 class MaxPoolKernel(Fallback, _pool.MaxPool2d):
     """Max pooling over image planes, with the reference's winner rule."""
 
@@ -691,6 +706,7 @@ def table() -> dict[str, Any]:
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
         "cross_entropy": CrossEntropyKernel,
+        "nll_loss": NLLKernel,
         "embedding": EmbeddingKernel,
         "scaled_dot_product_attention": AttentionKernel,
         "attention_weights": AttentionWeightsKernel,
