@@ -20,15 +20,10 @@ WARM_STEPS = 5
 
 def main(name: str) -> None:
     start = time.perf_counter()
-    import dparray as dp
-    from dparray.cli.workloads import WORKLOADS, dparray_step
+    from dparray.cli.workloads import seeded_step
 
     imported = time.perf_counter() - start
-    workload = WORKLOADS[name]
-    dp.manual_seed(0)
-    model = workload.build()
-    x, y = workload.batch()
-    step = dparray_step(workload, model, x, y)
+    step, _, _ = seeded_step(name)
     start = time.perf_counter()
     step()
     first = time.perf_counter() - start

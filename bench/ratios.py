@@ -16,18 +16,14 @@ import statistics
 import time
 
 import dparray as dp
-from dparray.cli.workloads import WORKLOADS, dparray_step, interleaved_medians
+from dparray.cli.workloads import interleaved_medians, seeded_step
 
 from . import torch_process
 from .busy_core import one_core_busy
 
 
 def measure(name: str, rounds: int) -> dict[str, float]:
-    workload = WORKLOADS[name]
-    dp.manual_seed(0)
-    model = workload.build()
-    x, y = workload.batch()
-    step = dparray_step(workload, model, x, y)
+    step, x, y = seeded_step(name)
     start = time.perf_counter()
     step()
     first = time.perf_counter() - start

@@ -304,6 +304,18 @@ def dparray_step(workload: Workload, model: nn.Module, inputs: Tensor,
     return step
 
 
+def seeded_step(name: str) -> tuple[Callable[[], None], Tensor, Tensor]:
+    """A step of workload ``name`` built from seed 0 (the model, then its batch), with the
+    batch: what every benchmark of one workload starts from."""
+    from dparray.random import manual_seed
+
+    workload = WORKLOADS[name]
+    manual_seed(0)
+    model = workload.build()
+    inputs, targets = workload.batch()
+    return dparray_step(workload, model, inputs, targets), inputs, targets
+
+
 def _plain_loss(workload: Workload) -> Callable[[Any, Tensor, Tensor], Tensor]:
     loss_of = F.cross_entropy if workload.classify else F.mse_loss
     return lambda model, inputs, targets: loss_of(model(inputs), targets)
