@@ -43,6 +43,7 @@ from dparray.ops import adaptive_pool as _adaptive
 from dparray.ops import conv as _conv
 from dparray.ops import conv_transpose as _conv_transpose
 from dparray.ops import dropout as _dropout
+from dparray.ops import embedding as _embedding
 from dparray.ops import normalization as _normalization
 from dparray.ops import pooling as _pooling
 from dparray.ops.attention import scaled_dot_product_attention as scaled_dot_product_attention
@@ -383,14 +384,19 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None) -> Tensor:
     """Rows of ``weight`` at the integer positions ``input`` (any shape); the row
     ``padding_idx`` (negative counts from the end) passes no gradient. ``max_norm`` is not
-    supported (a ValueError unless None)."""
+    supported (a ValueError unless None). One graph node (``dparray.ops.embedding``) for a 2-D
+    ``weight``."""
     refuse_max_norm(max_norm, "embedding")
+    check_tensor(weight, "weight", "embedding")
+    rows = weight.shape[0] if weight.ndim else 0
+    row = None if padding_idx is None else check_int(
+        padding_idx, "padding_idx", "embedding", minimum=-rows, maximum=rows - 1) % rows
+    if weight.ndim == 2 and isinstance(input, Tensor):
+        return _embedding.embedding(weight, input, row)
     out = ops.take(weight, input, axis=0)
-    if padding_idx is None:
+    if row is None:
         return out
-    rows = check_tensor(weight, "weight", "embedding").shape[0]
-    row = check_int(padding_idx, "padding_idx", "embedding", minimum=-rows, maximum=rows - 1)
-    padded = ops.unsqueeze(input == row % rows, -1)
+    padded = ops.unsqueeze(input == row, -1)
     return ops.where(padded, out.detach(), out)  # the same values, no gradient to that row
 
 

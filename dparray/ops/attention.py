@@ -52,18 +52,18 @@ class _Attention(Function):
         """``(P, keep, P after dropout)``; ``keep`` is None without dropout."""
         xp = self.xp
         scores = array_matmul(self.backend)(query * self.scale, xp.matrix_transpose(key))
-        if self.is_causal:
-            rows, cols = scores.shape[-2], scores.shape[-1]
-            seen = (xp.reshape(xp.arange(cols), (1, cols))
-                    <= xp.reshape(xp.arange(rows), (rows, 1)))
-            scores = xp.where(seen, scores, -math.inf)
-        if mask is not None:
-            if mask.dtype == xp.bool:
-                scores = xp.where(mask, scores, -math.inf)
-            else:
-                self.float_mask = True
-                scores = scores + xp.astype(mask, scores.dtype)
-        probs = self.softmax(scores)
+        if self.is_causal and mask is None:
+            probs = self.causal_softmax(scores)
+        else:
+            if self.is_causal:
+                scores = _causal(xp, scores)
+            if mask is not None:
+                if mask.dtype == xp.bool:
+                    scores = xp.where(mask, scores, -math.inf)
+                else:
+                    self.float_mask = True
+                    scores = scores + xp.astype(mask, scores.dtype)
+            probs = self.softmax(scores)
         if not self.dropout_p:
             return probs, None, probs
         keep = _random.generator(self.backend).bernoulli(tuple(probs.shape), 1.0 - self.dropout_p)
@@ -73,6 +73,11 @@ class _Attention(Function):
         """Softmax over the last axis, zeros for a row that sees no key (every score
         ``-inf``); a backend's kernel may replace this step alone."""
         return _safe_softmax(self.xp, scores)
+
+    def causal_softmax(self, scores: Any) -> Any:
+        """The softmax of the scores with query ``i`` seeing keys ``0 .. i`` only (zeros
+        beyond); a backend's kernel may apply the mask inside its softmax."""
+        return self.softmax(_causal(self.xp, scores))
 
     def softmax_backward(self, grad_probs: Any, probs: Any) -> Any:
         """The scores' gradient from the probabilities' (a row of zeros passes none)."""
@@ -139,6 +144,14 @@ class AttentionWeights(_Attention):
     def backward(self, grad: Any) -> tuple[Any, Any, Any]:
         query, key, probs, keep = self.saved
         return self.score_gradients(grad, query, key, probs, keep)
+
+
+def _causal(xp: Any, scores: Any) -> Any:
+    """``scores`` with ``-inf`` where key ``j`` comes after query ``i`` (the top-left
+    triangle kept, as PyTorch's ``is_causal``)."""
+    rows, cols = scores.shape[-2], scores.shape[-1]
+    seen = xp.reshape(xp.arange(cols), (1, cols)) <= xp.reshape(xp.arange(rows), (rows, 1))
+    return xp.where(seen, scores, -math.inf)
 
 
 def _safe_softmax(xp: Any, scores: Any) -> Any:
