@@ -4,8 +4,8 @@
 
 The first file is the whole suite in the default install (MKL makes NumPy's matrix products on
 x86-64 Linux, OpenBLAS elsewhere), each further one a run of the workload tables under another
-BLAS (``DPARRAY_BLAS=openblas``); each file's tables say which products they measured. Every figure is a ratio of
-medians measured in the same run, so machine noise mostly cancels.
+BLAS (``DPARRAY_BLAS=openblas``); each file's tables say which products they measured. Every
+figure is a ratio of medians measured in the same run, so machine noise mostly cancels.
 """
 
 from __future__ import annotations
