@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from dparray.autograd import Function
-from dparray.ops._promote import as_float, is_integer, kind, with_python_float
+from dparray.ops._promote import as_float, is_integer, kind, promote
 from dparray.ops._util import PYTHON_SCALARS, as_operands, check_same_kind
 from dparray.tensor import Tensor
 
@@ -33,8 +33,7 @@ class Add(Function):
     """``a + b``."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("add", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         return a + b
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
@@ -45,8 +44,7 @@ class Sub(Function):
     """``a - b``."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("sub", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         return a - b
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
@@ -57,8 +55,7 @@ class Mul(Function):
     """``a * b``."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("mul", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         self.save(a, b)
         return a * b
 
@@ -72,7 +69,7 @@ class Div(Function):
     """``a / b``; integers are divided in the default float."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("div", self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         a, b = as_float(self.backend, a), as_float(self.backend, b)
         self.save(a, b)
         return a / b
@@ -85,7 +82,9 @@ class Div(Function):
 
 
 class Pow(Function):
-    """``a ** b``, with PyTorch's gradients where the base is 0 or negative.
+    """``a ** b``, with PyTorch's gradients where the base is 0 or negative. Integers to a
+    negative Python int power are refused; to a tensor of powers they follow PyTorch
+    (``_integer_power``).
 
     The base's gradient ``b * a ** (b - 1)`` is 0 where ``b == 0`` (so ``d/dx x ** 0`` is 0 at
     ``x = 0``); the exponent's ``a ** b * log(a)`` is 0 where ``a == 0`` and ``b >= 0``, -inf
@@ -94,16 +93,14 @@ class Pow(Function):
     """
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("pow", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         if is_integer(self.backend, a) and is_integer(self.backend, b):
-            negative = bool(self.xp.any(b < 0)) if hasattr(b, "dtype") else b < 0
-            if negative:
+            if not hasattr(b, "dtype") and b < 0:
                 raise ValueError(
                     "pow: integers to negative integer powers are not allowed; cast the base "
                     "to a floating dtype first"
                 )
-            out = a**b  # an integer 0 ** b, b >= 0, divides by nothing
+            out = _integer_power(self.xp, a, b)
         elif isinstance(a, PYTHON_SCALARS):
             out = a**b if a != 0 else _zero_power(self.xp, b)
         elif isinstance(b, PYTHON_SCALARS) and b >= 0:
@@ -121,6 +118,19 @@ class Pow(Function):
         if self.needs_grad(1):
             grad_b = grad * _exponent_derivative(self.xp, a, b, out)
         return grad_a, grad_b
+
+
+def _integer_power(xp: Any, a: Any, b: Any) -> Any:
+    """``a ** b`` for integers, PyTorch's: where an exponent tensor is negative, ``1 ** b`` is
+    1, ``(-1) ** b`` is 1 or -1 by parity, and every other base gives 0 (``1 / a`` truncated)."""
+    if not hasattr(b, "dtype") or not bool(xp.any(b < 0)):
+        return a**b  # an integer 0 ** b, b >= 0, divides by nothing
+    base = a if hasattr(a, "dtype") else xp.asarray(a, dtype=b.dtype)
+    negative = b < 0
+    power = base ** xp.where(negative, 0, b)
+    parity = 1 - 2 * xp.astype(xp.remainder(b, 2), power.dtype)  # (-1) ** b
+    reciprocal = xp.where(base == 1, 1, xp.where(base == -1, parity, 0))
+    return xp.where(negative, xp.astype(reciprocal, power.dtype), power)
 
 
 def _base_derivative(xp: Any, a: Any, b: Any) -> Any:
@@ -182,8 +192,7 @@ class _Division(Function):
 
     def prepare(self, a: Any, b: Any) -> tuple[Any, Any]:
         backend = self.backend
-        check_same_kind(self.name, backend, a, b)
-        a, b = with_python_float(backend, a, b)
+        a, b = promote(backend, a, b)
         kinds = (kind(backend, a), kind(backend, b))
         if "bool" in kinds:
             raise TypeError(f"{self.name} needs numbers, got a bool operand")

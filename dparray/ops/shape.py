@@ -9,7 +9,8 @@ from typing import Any
 
 from dparray._checks import check_int, check_tensor, normalize_axes, normalize_axis
 from dparray.autograd import Function
-from dparray.ops._util import broadcast_shapes, check_same_kind
+from dparray.ops._promote import promote_all
+from dparray.ops._util import broadcast_shapes
 from dparray.ops.indexing import take
 from dparray.tensor import Tensor
 
@@ -104,7 +105,6 @@ class Concat(Function):
         if axis is None:
             raise ValueError("cat: cannot concatenate 0-d tensors; use stack")
         for a in arrays[1:]:
-            check_same_kind("cat", self.backend, first, a)
             same = a.ndim == first.ndim and all(
                 m == n
                 for i, (m, n) in enumerate(zip(a.shape, first.shape, strict=True))
@@ -117,7 +117,7 @@ class Concat(Function):
                 )
         self.axis = axis
         self.sizes = [a.shape[axis] for a in arrays]
-        return self.xp.concat(arrays, axis=axis)
+        return self.xp.concat(promote_all(self.backend, arrays), axis=axis)
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         grads, start = [], 0
@@ -136,14 +136,13 @@ class Stack(Function):
     def forward(self, *arrays: Any) -> Any:
         first = arrays[0]
         for a in arrays[1:]:
-            check_same_kind("stack", self.backend, first, a)
             if tuple(a.shape) != tuple(first.shape):
                 raise ValueError(
                     f"stack: all tensors need one shape, got {tuple(first.shape)} and "
                     f"{tuple(a.shape)}"
                 )
         self.axis = normalize_axis(self.axis, first.ndim + 1, "stack")
-        return self.xp.stack(arrays, axis=self.axis)
+        return self.xp.stack(promote_all(self.backend, arrays), axis=self.axis)
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         n = grad.shape[self.axis]
