@@ -30,6 +30,7 @@ from dparray.checkpoint import Checkpoint as Checkpoint
 from dparray.checkpoint import load_checkpoint as load_checkpoint
 from dparray.checkpoint import save_checkpoint as save_checkpoint
 from dparray.creation import arange as arange
+from dparray.creation import empty as empty
 from dparray.creation import eye as eye
 from dparray.creation import from_dlpack as from_dlpack
 from dparray.creation import full as full
@@ -102,6 +103,7 @@ __all__ = [
     "set_grad_enabled",
     "Gradients",
     "arange",
+    "empty",
     "eye",
     "from_dlpack",
     "full",

@@ -66,6 +66,16 @@ def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False,
     return _finish(Tensor(target.xp.ones(size, dtype=native), target), requires_grad)
 
 
+def empty(*shape: Any, dtype: Any = None, requires_grad: bool = False,
+          backend: str | Backend | None = None) -> Tensor:
+    """A tensor of ``shape`` whose values are not to be relied on, PyTorch's ``empty``: its
+    values are zeros, since arrays are never written into afterwards (a fill is cheap, and a
+    result that depends on leftover memory would not repeat)."""
+    size = _shape(shape, "empty")
+    target, native = _target(backend, dtype)
+    return _finish(Tensor(target.xp.zeros(size, dtype=native), target), requires_grad)
+
+
 def full(shape: Any, fill_value: float | int | bool, dtype: Any = None,
          requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value`` (its dtype follows the value).
@@ -140,23 +150,46 @@ def eye(n_rows: int, n_cols: int | None = None, *, k: int = 0, dtype: Any = None
 def linspace(start: float, stop: float, num: int, *, endpoint: bool = True, dtype: Any = None,
              requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop``, ``stop`` included unless
-    ``endpoint=False`` (the array API's ``linspace``; PyTorch calls ``num`` ``steps``). A
-    floating dtype: the default one unless ``dtype`` says otherwise.
+    ``endpoint=False`` (the array API's ``linspace``; PyTorch calls ``num`` ``steps``). The
+    default float dtype unless ``dtype`` says otherwise; an integer dtype gives PyTorch's
+    integers: the bounds truncated to integers, the steps between them computed in double
+    precision and truncated.
 
     Examples:
         >>> import dparray
         >>> dparray.linspace(0.0, 1.0, 5).tolist()
         [0.0, 0.25, 0.5, 0.75, 1.0]
+        >>> dparray.linspace(0, 10, 5, dtype="int64").tolist()
+        [0, 2, 5, 7, 10]
     """
     start = check_number(start, "start", "linspace")
     stop = check_number(stop, "stop", "linspace")
     num = check_int(num, "num", "linspace", minimum=0)
     endpoint = check_bool(endpoint, "endpoint", "linspace")
     target, native = _target(backend, dtype)
-    if not _dtypes.from_native(target, native).is_floating:
-        raise TypeError(f"linspace: dtype must be a floating dtype, got {describe(dtype)}")
-    array = target.xp.linspace(start, stop, num, dtype=native, endpoint=endpoint)
+    kind = _dtypes.from_native(target, native)
+    if kind.is_floating:
+        array = target.xp.linspace(start, stop, num, dtype=native, endpoint=endpoint)
+    elif kind.kind == "bool":
+        raise TypeError(f"linspace: dtype must be a number dtype, got {describe(dtype)}")
+    else:
+        values = _integer_linspace(int(start), int(stop), num + (not endpoint))[:num]
+        low, high = _dtypes.value_range(kind)
+        if values and not low <= min(values) <= max(values) <= high:
+            raise ValueError(f"linspace: values from {start} to {stop} do not fit {kind.name}")
+        array = target.asarray(values, dtype=native)
     return _finish(Tensor(array, target), requires_grad)
+
+
+def _integer_linspace(start: int, stop: int, num: int) -> list[int]:
+    """PyTorch's integer ``linspace``: from both ends towards the middle, in double
+    precision, each value truncated (so the ends are exact)."""
+    if num == 1:
+        return [start]
+    step = (stop - start) / (num - 1)
+    halfway = num // 2
+    return [int(start + step * i) if i < halfway else int(stop - step * (num - i - 1))
+            for i in range(num)]
 
 
 def randn(*shape: Any, dtype: Any = None, seed: int | None = None, requires_grad: bool = False,

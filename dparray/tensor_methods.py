@@ -227,8 +227,8 @@ class TensorMethods(TensorBase):
     def minimum(self, other: Any) -> Tensor:
         return _ops.minimum(self, other)
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.sum(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _ops.mean(self, axis=axis, keepdims=keepdims)
@@ -239,8 +239,9 @@ class TensorMethods(TensorBase):
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _ops.min(self, axis=axis, keepdims=keepdims)
 
-    def var(self, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
-        return _ops.var(self, axis=axis, correction=correction, keepdims=keepdims)
+    def var(self, axis: Any = None, correction: float | bool | None = None,
+            keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
+        return _ops.var(self, axis, correction, keepdims, unbiased=unbiased)
 
     def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _ops.logsumexp(self, axis=axis, keepdims=keepdims)
@@ -263,11 +264,12 @@ class TensorMethods(TensorBase):
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
         return _ops.argmin(self, axis=axis, keepdims=keepdims)
 
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
-    def std(self, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
-        return _ops.std(self, axis=axis, correction=correction, keepdims=keepdims)
+    def std(self, axis: Any = None, correction: float | bool | None = None,
+            keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
+        return _ops.std(self, axis, correction, keepdims, unbiased=unbiased)
 
     def cumsum(self, axis: int | None = None) -> Tensor:
         return _ops.cumsum(self, axis)
@@ -460,8 +462,9 @@ class TensorMethods(TensorBase):
     def flip(self, axis: Any = None) -> Tensor:
         return _ops.flip(self, axis)
 
-    def roll(self, shift: Any, axis: Any = None) -> Tensor:
-        return _ops.roll(self, shift, axis)
+    def roll(self, shift: Any = None, axis: Any = None, *, shifts: Any = None,
+             dims: Any = None) -> Tensor:
+        return _ops.roll(self, shift, axis, shifts=shifts, dims=dims)
 
     def tile(self, *repetitions: Any) -> Tensor:
         return _ops.tile(self, _shape_arg(repetitions))

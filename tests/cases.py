@@ -213,7 +213,10 @@ REDUCTIONS = [
     Case("max_axis", lambda x: x.max(axis=1), [(3, 4)], lambda x: x.max(axis=1), ["distinct"]),
     Case("min_axis_keepdims", lambda x: x.min(axis=0, keepdims=True), [(3, 4)],
          lambda x: x.min(axis=0, keepdims=True), ["distinct"]),
-    Case("var_all", dp.var, [(3, 4)], np.var),
+    Case("var_all", dp.var, [(3, 4)], lambda x: np.var(x, ddof=1)),  # PyTorch's correction 1
+    Case("var_population", lambda x: x.var(correction=0), [(3, 4)], np.var),
+    Case("var_unbiased_false", lambda x: x.var(axis=0, unbiased=False), [(3, 4)],
+         lambda x: np.var(x, axis=0)),
     Case("var_axis_corrected", lambda x: x.var(axis=1, correction=1), [(3, 4)],
          lambda x: x.var(axis=1, ddof=1)),
     Case("logsumexp_all", dp.logsumexp, [(3, 4)], lambda x: _logsumexp(x, None)),
@@ -227,7 +230,9 @@ REDUCTIONS = [
          ["with_zeros"]),
     Case("prod_two_zeros_keepdims", lambda x: x.prod(axis=0, keepdims=True), [(6, 2)],
          lambda x: x.prod(axis=0, keepdims=True), ["with_zeros"]),
-    Case("std_all", dp.std, [(3, 4)], np.std),
+    Case("std_all", dp.std, [(3, 4)], lambda x: np.std(x, ddof=1)),
+    Case("std_positional_unbiased", lambda x: x.std(1, False), [(3, 4)],
+         lambda x: np.std(x, axis=1)),
     Case("std_axis_corrected", lambda x: x.std(axis=0, correction=1), [(3, 4)],
          lambda x: x.std(axis=0, ddof=1)),
 ]

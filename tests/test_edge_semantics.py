@@ -45,7 +45,7 @@ PROMOTING = [
     ("round(decimals=-1)", lambda i: (i * 10).round(decimals=-1), lambda i: i * 10.0),
     ("mean", lambda i: i.mean(), np.mean),
     ("var", lambda i: i.var(correction=1), lambda i: np.var(i, ddof=1)),
-    ("std", lambda i: i.std(), np.std),
+    ("std", lambda i: i.std(), lambda i: np.std(i, ddof=1)),  # PyTorch's default correction
     ("logsumexp", dp.logsumexp, lambda i: np.log(np.sum(np.exp(i)))),
     ("softmax", dp.softmax, lambda i: np.exp(i) / np.exp(i).sum()),
     ("log_softmax", dp.log_softmax, lambda i: i - np.log(np.exp(i).sum())),
@@ -186,7 +186,7 @@ ZERO_D = [
     ("max", lambda t, a: t.max(axis=a), 2.5, 1.0),
     ("min", lambda t, a: t.min(axis=a, keepdims=True), 2.5, 1.0),
     ("prod", lambda t, a: t.prod(axis=a), 2.5, 1.0),
-    ("var", lambda t, a: t.var(axis=a), 0.0, 0.0),
+    ("var", lambda t, a: t.var(axis=a, correction=0), 0.0, 0.0),
     ("logsumexp", lambda t, a: t.logsumexp(axis=a), 2.5, 1.0),
     ("softmax", lambda t, a: t.softmax(axis=a), 1.0, 0.0),
     ("log_softmax", lambda t, a: t.log_softmax(axis=a), 0.0, 0.0),

@@ -94,8 +94,7 @@ def test_op_argument_errors(backend):
         x.permute(0, 0)
     with pytest.raises(ValueError, match=r"cannot broadcast shape \(2, 3\) to \(3, 3\)"):
         x.broadcast_to((3, 3))
-    with pytest.raises(ValueError, match=r"axis 1 of shape .* has size 3, not 1"):
-        x.squeeze(1)
+    assert x.squeeze(1).shape == (2, 3)  # PyTorch keeps an axis whose size is not 1
     with pytest.raises(ValueError, match=r"differ outside axis 0"):
         dp.cat([x, dp.ones(2, 2)])
     with pytest.raises(ValueError, match="do not add up to 3"):

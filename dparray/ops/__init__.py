@@ -14,12 +14,14 @@ from dparray.ops import arithmetic as _arithmetic
 from dparray.ops import bitwise as _bitwise
 from dparray.ops import compare as _compare
 from dparray.ops import construct as _construct
+from dparray.ops import copysign as _copysign
 from dparray.ops import einsum as _einsum
 from dparray.ops import elementwise as _elementwise
 from dparray.ops import exponential as _exponential
 from dparray.ops import indexing as _indexing
 from dparray.ops import linalg as _linalg
 from dparray.ops import logical as _logical
+from dparray.ops import moments as _moments
 from dparray.ops import pad as _pad
 from dparray.ops import reduce as _reduce
 from dparray.ops import rounding as _rounding
@@ -33,12 +35,14 @@ from dparray.ops.arithmetic import *  # noqa: F403
 from dparray.ops.bitwise import *  # noqa: F403
 from dparray.ops.compare import *  # noqa: F403
 from dparray.ops.construct import *  # noqa: F403
+from dparray.ops.copysign import *  # noqa: F403
 from dparray.ops.einsum import *  # noqa: F403
 from dparray.ops.elementwise import *  # noqa: F403
 from dparray.ops.exponential import *  # noqa: F403
 from dparray.ops.indexing import *  # noqa: F403
 from dparray.ops.linalg import *  # noqa: F403
 from dparray.ops.logical import *  # noqa: F403
+from dparray.ops.moments import *  # noqa: F403
 from dparray.ops.pad import *  # noqa: F403
 from dparray.ops.reduce import *  # noqa: F403
 from dparray.ops.rounding import *  # noqa: F403
@@ -54,12 +58,14 @@ __all__ += _arithmetic.__all__
 __all__ += _bitwise.__all__
 __all__ += _compare.__all__
 __all__ += _construct.__all__
+__all__ += _copysign.__all__
 __all__ += _einsum.__all__
 __all__ += _elementwise.__all__
 __all__ += _exponential.__all__
 __all__ += _indexing.__all__
 __all__ += _linalg.__all__
 __all__ += _logical.__all__
+__all__ += _moments.__all__
 __all__ += _pad.__all__
 __all__ += _reduce.__all__
 __all__ += _rounding.__all__

@@ -1,4 +1,5 @@
-"""Arithmetic with broadcasting and Python scalars: ``+ - * / ** // %``, negation and ``lerp``.
+"""Arithmetic with broadcasting and Python scalars: ``+ - * / ** // %``, ``fmod``, negation and
+``lerp``.
 
 Python scalars stay Python scalars all the way into the backend, so a float32 tensor times 0.5
 stays float32 (NumPy's NEP 50 rules; the array API's). Broadcasting is undone by the engine.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dparray._checks import check_choice, check_tensor
 from dparray.autograd import Function
 from dparray.ops._promote import as_float, is_integer, kind, promote
 from dparray.ops._util import PYTHON_SCALARS, as_operands, check_same_kind
@@ -24,6 +26,7 @@ __all__ = [
     "pow",
     "sub",
     "floor_divide",
+    "fmod",
     "lerp",
     "remainder",
 ]
@@ -234,6 +237,48 @@ class Remainder(_Division):
                 -grad * (a // b) if self.needs_grad(1) else None)
 
 
+class TruncDivide(_Division):
+    """``trunc(a / b)``, the quotient rounded towards zero (PyTorch's
+    ``div(rounding_mode="trunc")``); its gradient is 0."""
+
+    name = "div"
+
+    def forward(self, a: Any, b: Any) -> Any:
+        a, b = self.prepare(a, b)
+        if is_integer(self.backend, a) and is_integer(self.backend, b):
+            quotient = a // b
+            inexact = (quotient * b) != a
+            return self.xp.where(self.xp.logical_and(inexact, quotient < 0), quotient + 1,
+                                 quotient)
+        return self.xp.trunc(as_float(self.backend, a) / as_float(self.backend, b))
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        zeros = self.xp.zeros_like(grad)
+        return (zeros if self.needs_grad(0) else None, zeros if self.needs_grad(1) else None)
+
+
+class Fmod(_Division):
+    """``a - b * trunc(a / b)``, with the sign of ``a`` (C's ``fmod``, PyTorch's ``fmod``),
+    computed exactly as the remainder of the magnitudes; the gradients are 1 for ``a`` and
+    ``-trunc(a / b)`` for ``b``, as in PyTorch."""
+
+    name = "fmod"
+
+    def forward(self, a: Any, b: Any) -> Any:
+        xp = self.xp
+        a, b = self.prepare(a, b)
+        self.save(a, b)
+        size = xp.remainder(xp.abs(a), abs(b) if isinstance(b, PYTHON_SCALARS) else xp.abs(b))
+        if is_integer(self.backend, a):
+            return xp.where(a < 0, -size, size)
+        return xp.copysign(size, a)
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        a, b = self.saved
+        return (grad if self.needs_grad(0) else None,
+                -grad * self.xp.trunc(a / b) if self.needs_grad(1) else None)
+
+
 class Lerp(Function):
     """``start + weight * (end - start)``, written as PyTorch does so that ``weight = 1``
     gives ``end`` exactly."""
@@ -280,9 +325,20 @@ def mul(a: Any, b: Any) -> Tensor:
     return _binary(Mul, a, b)
 
 
-def div(a: Any, b: Any) -> Tensor:
-    """Elementwise ``a / b`` with broadcasting."""
-    return _binary(Div, a, b)
+def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """Elementwise ``a / b`` with broadcasting; PyTorch's ``rounding_mode`` rounds the quotient
+    towards zero (``"trunc"``) or down (``"floor"``, ``a // b``), keeping integers integers.
+
+    Examples:
+        >>> import dparray
+        >>> a = dparray.tensor([7, -7])
+        >>> dparray.div(a, 2).tolist(), dparray.div(a, 2, rounding_mode="trunc").tolist()
+        ([3.5, -3.5], [3, -3])
+    """
+    if rounding_mode is None:
+        return _binary(Div, a, b)
+    mode = check_choice(rounding_mode, "rounding_mode", "div", ("trunc", "floor"))
+    return _binary(TruncDivide if mode == "trunc" else FloorDivide, a, b)
 
 
 def pow(a: Any, b: Any) -> Tensor:
@@ -315,6 +371,19 @@ def remainder(a: Any, b: Any) -> Tensor:
         [1, 2]
     """
     return _binary(Remainder, a, b)
+
+
+def fmod(a: Tensor, b: Any) -> Tensor:
+    """Elementwise ``a - b * trunc(a / b)``: the remainder with the sign of ``a`` (C's and
+    PyTorch's ``fmod``; ``%`` takes the sign of ``b``).
+
+    Examples:
+        >>> import dparray
+        >>> dparray.fmod(dparray.tensor([7, -7]), 3).tolist(), (dparray.tensor([7, -7]) % 3).tolist()
+        ([1, -1], [1, 2])
+    """
+    check_tensor(a, "a", "fmod")
+    return _binary(Fmod, a, b)
 
 
 def lerp(start: Any, end: Any, weight: Any) -> Tensor:
