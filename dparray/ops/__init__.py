@@ -21,6 +21,7 @@ from dparray.ops import exponential as _exponential
 from dparray.ops import indexing as _indexing
 from dparray.ops import linalg as _linalg
 from dparray.ops import logical as _logical
+from dparray.ops import nonzero as _nonzero
 from dparray.ops import moments as _moments
 from dparray.ops import pad as _pad
 from dparray.ops import reduce as _reduce
@@ -30,6 +31,7 @@ from dparray.ops import shape as _shape
 from dparray.ops import sorting as _sorting
 from dparray.ops import transfer as _transfer
 from dparray.ops import trigonometric as _trigonometric
+from dparray.ops import unfold as _unfold
 from dparray.ops.activations import *  # noqa: F403
 from dparray.ops.arithmetic import *  # noqa: F403
 from dparray.ops.bitwise import *  # noqa: F403
@@ -42,6 +44,7 @@ from dparray.ops.exponential import *  # noqa: F403
 from dparray.ops.indexing import *  # noqa: F403
 from dparray.ops.linalg import *  # noqa: F403
 from dparray.ops.logical import *  # noqa: F403
+from dparray.ops.nonzero import *  # noqa: F403
 from dparray.ops.moments import *  # noqa: F403
 from dparray.ops.pad import *  # noqa: F403
 from dparray.ops.reduce import *  # noqa: F403
@@ -51,6 +54,7 @@ from dparray.ops.shape import *  # noqa: F403
 from dparray.ops.sorting import *  # noqa: F403
 from dparray.ops.transfer import *  # noqa: F403
 from dparray.ops.trigonometric import *  # noqa: F403
+from dparray.ops.unfold import *  # noqa: F403
 
 __all__: list[str] = []
 __all__ += _activations.__all__
@@ -65,6 +69,7 @@ __all__ += _exponential.__all__
 __all__ += _indexing.__all__
 __all__ += _linalg.__all__
 __all__ += _logical.__all__
+__all__ += _nonzero.__all__
 __all__ += _moments.__all__
 __all__ += _pad.__all__
 __all__ += _reduce.__all__
@@ -74,5 +79,6 @@ __all__ += _shape.__all__
 __all__ += _sorting.__all__
 __all__ += _transfer.__all__
 __all__ += _trigonometric.__all__
+__all__ += _unfold.__all__
 
 _tensor_methods.bind(sys.modules[__name__], _autograd.backward)

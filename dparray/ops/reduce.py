@@ -214,16 +214,20 @@ class Prod(_Reduction):
         return as_array(self.xp.prod(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
-        xp = self.xp
         (x,) = self.saved
-        zero = x == 0
-        nonzero = xp.where(zero, 1.0, x)
-        zero_count = xp.sum(xp.astype(zero, x.dtype), axis=self.axes, keepdims=True)
-        others = xp.prod(nonzero, axis=self.axes, keepdims=True)  # of the non-zero elements
-        # no zero: prod / x; one zero: the others' product at the zero, 0 elsewhere; more: 0
-        only_zero = xp.logical_and(zero, zero_count == 1)
-        local = xp.where(zero_count == 0, others / nonzero, xp.where(only_zero, others, 0.0))
-        return self.expand(grad) * local
+        return self.expand(grad) * others_product(self.xp, x, self.axes)
+
+
+def others_product(xp: Any, x: Any, axes: Any) -> Any:
+    """For each element, the product of the other elements reduced with it over ``axes``,
+    computed without dividing by an element: with no zero ``prod / x``, with one zero the
+    others' product at the zero and 0 elsewhere, with more zeros 0 everywhere."""
+    zero = x == 0
+    nonzero = xp.where(zero, 1.0, x)
+    zero_count = xp.sum(xp.astype(zero, x.dtype), axis=axes, keepdims=True)
+    others = xp.prod(nonzero, axis=axes, keepdims=True)  # of the non-zero elements
+    only_zero = xp.logical_and(zero, zero_count == 1)
+    return xp.where(zero_count == 0, others / nonzero, xp.where(only_zero, others, 0.0))
 
 
 class LogSumExp(_Reduction):
