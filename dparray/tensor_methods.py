@@ -487,8 +487,9 @@ class TensorMethods(TensorBase):
     def gather(self, axis: int, index: Any) -> Tensor:
         return _ops.gather(self, axis, index)
 
-    def scatter(self, axis: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
-        return _ops.scatter(self, axis, index, src, value=value)
+    def scatter(self, axis: int, index: Any, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:
+        return _ops.scatter(self, axis, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, axis: int, index: Any, src: Tensor) -> Tensor:
         return _ops.scatter_add(self, axis, index, src)
@@ -513,6 +514,32 @@ class TensorMethods(TensorBase):
 
     def matmul(self, other: Any) -> Tensor:
         return _ops.matmul(self, other)
+
+    # ------------------------------------------------------- PyTorch's ops of the peer op tests
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return _ops.div(self, other, rounding_mode=rounding_mode)
+
+    def fmod(self, other: Any) -> Tensor:
+        return _ops.fmod(self, other)
+
+    def copysign(self, other: Any) -> Tensor:
+        return _ops.copysign(self, other)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+        return _ops.nonzero(self, as_tuple=as_tuple)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        return _ops.masked_select(self, mask)
+
+    def unfold(self, axis: int, size: int, step: int) -> Tensor:
+        return _ops.unfold(self, axis, size, step)
+
+    def unflatten(self, axis: int, sizes: Any) -> Tensor:
+        return _ops.unflatten(self, axis, sizes)
+
+    def scatter_reduce(self, axis: int, index: Any, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        return _ops.scatter_reduce(self, axis, index, src, reduce, include_self=include_self)
 
 
 def _shape_arg(args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -231,7 +231,7 @@ def test_factory_errors(backend):
         dp.linspace(0.0, 1.0, 3, endpoint=1)
     with pytest.raises(TypeError, match="linspace: dtype must be a number dtype, got 'bool'"):
         dp.linspace(0.0, 1.0, 3, dtype="bool")
-    with pytest.raises(ValueError, match="linspace: values from -1.0 to 300.0 do not fit uint8"):
+    with pytest.raises(ValueError, match=r"linspace: values from -1\.0 to 300\.0 do not fit uint8"):
         dp.linspace(-1, 300, 3, dtype="uint8")
 
 

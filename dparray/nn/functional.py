@@ -59,7 +59,7 @@ __all__ = [
     "elu", "embedding", "gelu", "group_norm", "hardsigmoid", "hardswish", "hardtanh", "huber_loss",
     "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
     "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "mish",
-    "mse_loss", "nll_loss", "one_hot", "pad", "prelu", "relu", "relu6", "rms_norm",
+    "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "prelu", "relu", "relu6", "rms_norm",
     "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softmin", "softplus", "softsign", "tanh",
 ]
@@ -541,6 +541,34 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     spec = resize("interpolate", size, scale_factor, mode, align_corners,
                   recompute_scale_factor)
     return resample("interpolate", input, spec)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``input`` divided by its ``p``-norm along ``dim``, the norm kept at least ``eps``, as
+    PyTorch's ``F.normalize``: ``input / max(||input||_p, eps)`` (``p`` positive, or ``inf``
+    for the largest magnitude). Where the norm is below ``eps`` the norm is a constant, so a
+    zero vector gets zeros and a gradient of ``1 / eps``, as in PyTorch, not NaN.
+
+    Examples:
+        >>> import dparray as dp
+        >>> dp.nn.functional.normalize(dp.tensor([[3.0, 4.0], [0.0, 0.0]])).tolist()
+        [[0.6, 0.8], [0.0, 0.0]]
+    """
+    check_tensor(input, "input", "normalize")
+    _check_floating(input, "normalize")
+    p = _checks.check_number(p, "p", "normalize", above=0.0, finite=False)
+    eps = _checks.check_number(eps, "eps", "normalize", minimum=0.0)
+    axis = _checks.normalize_axis(check_int(dim, "dim", "normalize"), input.ndim or 1,
+                                  "normalize")
+    magnitude = ops.abs(input)
+    if math.isinf(p):
+        norm = ops.maximum(ops.max(magnitude, axis=axis, keepdims=True), eps)
+    else:
+        total = ops.sum(magnitude**p, axis=axis, keepdims=True)
+        floor = eps**p  # clamped before the root, whose gradient at 0 is infinite
+        norm = ops.maximum(total, floor) ** (1.0 / p) if floor > 0 else ops.maximum(
+            total ** (1.0 / p), eps)
+    return input / norm
 
 
 def check_probability(p: float, where: str) -> float:

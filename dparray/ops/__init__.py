@@ -21,8 +21,8 @@ from dparray.ops import exponential as _exponential
 from dparray.ops import indexing as _indexing
 from dparray.ops import linalg as _linalg
 from dparray.ops import logical as _logical
-from dparray.ops import nonzero as _nonzero
 from dparray.ops import moments as _moments
+from dparray.ops import nonzero as _nonzero
 from dparray.ops import pad as _pad
 from dparray.ops import reduce as _reduce
 from dparray.ops import rounding as _rounding
@@ -44,8 +44,8 @@ from dparray.ops.exponential import *  # noqa: F403
 from dparray.ops.indexing import *  # noqa: F403
 from dparray.ops.linalg import *  # noqa: F403
 from dparray.ops.logical import *  # noqa: F403
-from dparray.ops.nonzero import *  # noqa: F403
 from dparray.ops.moments import *  # noqa: F403
+from dparray.ops.nonzero import *  # noqa: F403
 from dparray.ops.pad import *  # noqa: F403
 from dparray.ops.reduce import *  # noqa: F403
 from dparray.ops.rounding import *  # noqa: F403
@@ -69,8 +69,8 @@ __all__ += _exponential.__all__
 __all__ += _indexing.__all__
 __all__ += _linalg.__all__
 __all__ += _logical.__all__
-__all__ += _nonzero.__all__
 __all__ += _moments.__all__
+__all__ += _nonzero.__all__
 __all__ += _pad.__all__
 __all__ += _reduce.__all__
 __all__ += _rounding.__all__

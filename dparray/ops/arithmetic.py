@@ -379,7 +379,8 @@ def fmod(a: Tensor, b: Any) -> Tensor:
 
     Examples:
         >>> import dparray
-        >>> dparray.fmod(dparray.tensor([7, -7]), 3).tolist(), (dparray.tensor([7, -7]) % 3).tolist()
+        >>> x = dparray.tensor([7, -7])
+        >>> dparray.fmod(x, 3).tolist(), (x % 3).tolist()
         ([1, -1], [1, 2])
     """
     check_tensor(a, "a", "fmod")
