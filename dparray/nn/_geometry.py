@@ -1,7 +1,8 @@
 """Argument checks for convolution, pooling and resampling, shared by the layers and their
 functional forms: a layer checks its arguments once when it is made, a functional call once per
 call, and both check the input with the same function. Sizes are tuples with one entry per
-spatial axis (``dims``: 1 for ``(N, C, L)`` input, 2 for ``(N, C, H, W)``)."""
+spatial axis (``dims``: 1 for ``(N, C, L)`` input, 2 for ``(N, C, H, W)``, 3 for
+``(N, C, D, H, W)``)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,10 @@ INTERPOLATION_MODES = ("nearest", "bilinear")
 
 def layout(dims: int, channels: Any = "C") -> str:
     """How an input of ``dims`` spatial axes is laid out, for messages."""
-    return f"(N, {channels}, L)" if dims == 1 else f"(N, {channels}, H, W)"
+    return f"(N, {channels}, {_SPATIAL[dims]})"
+
+
+_SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}
 
 
 def check_input(where: str, x: Any, dims: int) -> Tensor:
@@ -245,7 +249,8 @@ def transposed_output_padding(where: str, x: Tensor, kernel: Sizes, stride: Size
 def pool_geometry(where: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any = 1,
                   ceil_mode: Any = False, dims: int = 2) -> Windows:
     """The windows of a pooling layer, checked as PyTorch does (the padding at most half the
-    kernel size), as the 2-D windows of its node (height one for ``dims=1``)."""
+    kernel size), as the windows of its node: 2-D for ``dims`` 1 (of height one) and 2, 3-D
+    for ``dims=3``."""
     kernel = check_int_tuple(kernel_size, "kernel_size", where, dims, minimum=1)
     strides = kernel if stride is None or stride == [] else check_int_tuple(
         stride, "stride", where, dims, minimum=1)
@@ -257,22 +262,61 @@ def pool_geometry(where: str, kernel_size: Any, stride: Any, padding: Any, dilat
     ceil = check_bool(ceil_mode, "ceil_mode", where)
     if dims == 1:
         return Windows((1, kernel[0]), (1, strides[0]), (0, pads[0]), (1, dilations[0]), ceil)
-    return Windows(_two(kernel), _two(strides), _two(pads), _two(dilations), ceil)
+    return Windows(kernel, strides, pads, dilations, ceil)
 
 
 def check_pool_input(where: str, x: Any, windows: Windows, dims: int) -> Tensor:
     """``x`` must be a tensor of ``dims`` spatial axes that ``windows`` fit."""
     check_input(where, x, dims)
-    spatial = (1, x.shape[2]) if dims == 1 else (x.shape[2], x.shape[3])
+    spatial = (1, x.shape[2]) if dims == 1 else tuple(x.shape[2:])
     try:
-        windows.output_size((spatial[0], spatial[1]))
+        windows.output_size(spatial)
     except ValueError:
-        last = slice(2 - dims, 2)
+        last = slice(len(windows.kernel) - dims, None)
         raise ValueError(
             f"{where}: a kernel of size {windows.kernel[last]} (stride {windows.stride[last]}, "
             f"padding {windows.padding[last]}, dilation {windows.dilation[last]}) does not fit "
             f"an input of spatial size {tuple(x.shape[2:])}") from None
     return x
+
+
+def unpool_size(where: str, x: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
+                output_size: Any) -> tuple[int, int]:
+    """The output planes' size of a 2-D max unpool, checked as PyTorch checks it: ``x`` and
+    ``indices`` of one ``(N, C, H, W)`` shape (the indices integers); the size
+    ``(H - 1) * stride - 2 * padding + kernel_size``, or ``output_size`` (spatial, or the whole
+    shape) strictly within one stride of it."""
+    kernel = check_int_tuple(kernel_size, "kernel_size", where, 2, minimum=1)
+    strides = kernel if stride is None else check_int_tuple(stride, "stride", where, 2,
+                                                             minimum=1)
+    pads = check_int_tuple(padding, "padding", where, 2, minimum=0)
+    check_floating_input(where, x, 2)
+    check_tensor(indices, "indices", where)
+    if indices.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"{where}: indices must be an integer tensor, got {indices.dtype.name}")
+    if indices.shape != x.shape:
+        raise ValueError(f"{where}: indices of shape {indices.shape} must have the input's "
+                         f"shape {x.shape}")
+    default = [(n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], strides, pads, kernel,
+                                                              strict=True)]
+    if output_size is None:
+        sizes = default
+    else:
+        if not isinstance(output_size, (list, tuple)):
+            raise TypeError(f"{where}: output_size must be a sequence of ints, got "
+                            f"{describe(output_size)}")
+        sizes = [check_int(n, "output_size", where) for n in output_size][-2:]
+        if len(output_size) not in (2, 4):
+            raise ValueError(f"{where}: output_size must have 2 or 4 elements, got "
+                             f"{len(output_size)}")
+        for n, d, s in zip(sizes, default, strides, strict=True):
+            if not d - s < n < d + s:
+                raise ValueError(f"{where}: output_size {tuple(sizes)} must lie strictly "
+                                 f"within one stride {strides} of {tuple(default)}")
+    if min(sizes) < 1:
+        raise ValueError(f"{where}: the output would be empty ({tuple(sizes)}) for an input of "
+                         f"spatial size {tuple(x.shape[2:])}")
+    return sizes[0], sizes[1]
 
 
 def adaptive_output_size(where: str, output_size: Any) -> tuple[int | None, int | None]:

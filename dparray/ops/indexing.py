@@ -196,7 +196,7 @@ class Scatter(Function):
         linear = _linear_positions(xp, position, axis, tuple(x.shape))
         size = math.prod(x.shape)
         if linear.shape[0]:
-            hit, source = _last_writes(xp, linear, size)
+            hit, source = last_writes(xp, linear, size)
         else:
             hit, source = xp.zeros((size,), dtype=xp.bool), xp.zeros((size,), dtype=xp.int64)
         self.input_shape, self.index_shape = tuple(x.shape), tuple(index.shape)
@@ -657,7 +657,7 @@ def _linear_positions(xp: Any, position: Any, axis: int, shape: tuple[int, ...])
     return xp.reshape(xp.broadcast_to(linear, tuple(position.shape)), (-1,))
 
 
-def _last_writes(xp: Any, linear: Any, size: int) -> tuple[Any, Any]:
+def last_writes(xp: Any, linear: Any, size: int) -> tuple[Any, Any]:
     """For each of ``size`` flat positions: whether ``linear`` writes it, and which entry of
     ``linear`` writes it last (a stable sort, then a search for each position's last entry)."""
     order = xp.argsort(linear, stable=True)
