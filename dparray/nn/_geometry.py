@@ -25,7 +25,7 @@ from dparray.tensor import Tensor
 
 Sizes = tuple[int, ...]
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-INTERPOLATION_MODES = ("nearest", "bilinear")
+INTERPOLATION_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear")
 
 
 def layout(dims: int, channels: Any = "C") -> str:
@@ -351,65 +351,101 @@ def resolve_output_size(output_size: tuple[int | None, int | None], x: Tensor) -
 
 
 # ----------------------------------------------------------------------------- resampling
+LINEAR_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
 @dataclass(frozen=True)
 class Resize:
     """The checked arguments of ``interpolate`` and ``Upsample``: exactly one of ``size`` and
-    ``scale_factor`` (per spatial axis)."""
+    ``scale_factor``, each one number for every spatial axis or a sequence of one per axis
+    (whose length the input is checked against)."""
 
-    size: tuple[int, int] | None
-    scale_factor: tuple[float, float] | None
+    size: int | Sizes | None
+    scale_factor: float | tuple[float, ...] | None
     mode: str
     align_corners: bool
     recompute_scale_factor: bool
 
-    def output_size(self, where: str, x: Tensor) -> tuple[int, int]:
-        """The output's spatial size for ``x``: ``size``, or ``floor(input * scale_factor)``."""
-        if self.size is not None:
-            return self.size
-        assert self.scale_factor is not None
-        first, second = (math.floor(float(n) * f)
-                         for n, f in zip(x.shape[2:], self.scale_factor, strict=True))
-        if min(first, second) < 1:
-            raise ValueError(f"{where}: scale_factor {self.scale_factor} gives an empty output "
-                             f"{(first, second)} for an input of spatial size "
-                             f"{tuple(x.shape[2:])}")
-        return first, second
+    def dims(self, where: str, x: Any) -> int:
+        """The number of spatial axes of ``x``, checked against the mode (``linear`` needs
+        ``(N, C, L)``, ``bilinear`` and ``bicubic`` ``(N, C, H, W)``, ``trilinear``
+        ``(N, C, D, H, W)``; ``nearest`` takes any of them) and the argument's length; a
+        floating input for the interpolating modes, spatial axes of at least 1."""
+        check_tensor(x, "input", where)
+        wanted = LINEAR_DIMS.get(self.mode)
+        dims = x.ndim - 2
+        if wanted is not None and dims != wanted:
+            raise ValueError(f"{where}: mode {self.mode!r} needs an {layout(wanted)} input, got "
+                             f"shape {x.shape}")
+        if wanted is None and dims not in _SPATIAL:
+            raise ValueError(f"{where}: expected an (N, C, L), (N, C, H, W) or (N, C, D, H, W) "
+                             f"input, got shape {x.shape}")
+        if wanted is not None and not x.dtype.is_floating:
+            raise TypeError(f"{where}: input must be a floating-point tensor, got "
+                            f"{x.dtype.name}")
+        if min(x.shape[2:]) < 1:
+            raise ValueError(f"{where}: expected an input with non-empty spatial axes, got "
+                             f"shape {x.shape}")
+        given = self.size if self.size is not None else self.scale_factor
+        if isinstance(given, tuple) and len(given) != dims:
+            name = "size" if self.size is not None else "scale_factor"
+            raise ValueError(f"{where}: {name} {given} has {len(given)} entries for an input "
+                             f"of {dims} spatial axes, shape {x.shape}")
+        return dims
 
-    def kernel_scales(self) -> tuple[float | None, float | None]:
+    def output_size(self, where: str, x: Tensor) -> Sizes:
+        """The output's spatial size for ``x``: ``size``, or ``floor(input * scale_factor)``."""
+        dims = self.dims(where, x)
+        if self.size is not None:
+            return self.size if isinstance(self.size, tuple) else (self.size,) * dims
+        sizes = tuple(math.floor(float(n) * f)
+                      for n, f in zip(x.shape[2:], self.factors(dims), strict=True))
+        if min(sizes) < 1:
+            raise ValueError(f"{where}: scale_factor {self.factors(dims)} gives an empty output "
+                             f"{sizes} for an input of spatial size {tuple(x.shape[2:])}")
+        return sizes
+
+    def factors(self, dims: int) -> tuple[float, ...]:
+        """``scale_factor``, one per spatial axis (given as one or per axis)."""
+        assert self.scale_factor is not None
+        if isinstance(self.scale_factor, tuple):
+            return self.scale_factor
+        return (self.scale_factor,) * dims
+
+    def kernel_scales(self, dims: int) -> tuple[float | None, ...]:
         """The scale factors the resampling rule uses: the caller's, unless it gave a size or
         asked for them to be recomputed from the sizes."""
         if self.scale_factor is None or self.recompute_scale_factor:
-            return None, None
-        return self.scale_factor
+            return (None,) * dims
+        return self.factors(dims)
 
 
 def resize(where: str, size: Any, scale_factor: Any, mode: Any, align_corners: Any,
            recompute_scale_factor: Any = None) -> Resize:
-    """``interpolate``'s arguments checked as PyTorch checks them (for 4-D input)."""
+    """``interpolate``'s arguments checked as PyTorch checks them (the input's own checks come
+    with ``Resize.output_size``)."""
     mode = check_choice(mode, "mode", where, INTERPOLATION_MODES)
     if align_corners is not None:
         check_bool(align_corners, "align_corners", where)
-        if mode == "nearest":
-            raise ValueError(f"{where}: align_corners can only be set with mode='bilinear'")
+        if mode not in LINEAR_DIMS:
+            raise ValueError(f"{where}: align_corners can only be set with the interpolating "
+                             "modes: linear, bilinear, bicubic or trilinear")
     if recompute_scale_factor is not None:
         check_bool(recompute_scale_factor, "recompute_scale_factor", where)
     if (size is None) == (scale_factor is None):
         raise ValueError(f"{where}: exactly one of size and scale_factor must be given")
-    sizes: tuple[int, int] | None = None
-    factors: tuple[float, float] | None = None
+    sizes: int | Sizes | None = None
+    factors: float | tuple[float, ...] | None = None
     if size is not None:
         if recompute_scale_factor:
             raise ValueError(f"{where}: recompute_scale_factor needs scale_factor, not size")
-        sizes = _two(check_int_tuple(size, "size", where, 2, minimum=1))
+        if isinstance(size, (list, tuple)):
+            sizes = tuple(check_int(n, "size", where, minimum=1) for n in size)
+        else:
+            sizes = check_int(size, "size", where, minimum=1)
+    elif isinstance(scale_factor, (list, tuple)):
+        factors = tuple(check_number(f, "scale_factor", where, above=0.0) for f in scale_factor)
     else:
-        values = scale_factor if isinstance(scale_factor, (list, tuple)) else (scale_factor,) * 2
-        if len(values) != 2:
-            raise ValueError(f"{where}: scale_factor must be a number or 2 numbers, got "
-                             f"{scale_factor!r}")
-        first, second = (check_number(f, "scale_factor", where, above=0.0) for f in values)
-        factors = (first, second)
+        factors = check_number(scale_factor, "scale_factor", where, above=0.0)
     return Resize(sizes, factors, mode, bool(align_corners), bool(recompute_scale_factor))
 
-
-def _two(values: Sizes) -> tuple[int, int]:
-    return values[0], values[1]

@@ -584,9 +584,10 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    """``(N, C, H, W)`` input resampled to ``size`` or by ``scale_factor``, as PyTorch's
-    ``F.interpolate`` with ``mode="nearest"`` or ``"bilinear"`` (see ``nn.Upsample``); one
-    graph node. ``antialias`` is not supported.
+    """``(N, C, L)``, ``(N, C, H, W)`` or ``(N, C, D, H, W)`` input resampled to ``size`` or
+    by ``scale_factor``, as PyTorch's ``F.interpolate`` with ``mode`` ``"nearest"``,
+    ``"nearest-exact"``, ``"linear"``, ``"bilinear"``, ``"bicubic"`` or ``"trilinear"`` (see
+    ``nn.Upsample``); one graph node. ``antialias`` is not supported.
 
     Examples:
         >>> import dparray as dp
