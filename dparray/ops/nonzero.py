@@ -41,7 +41,7 @@ def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]
     check_bool(as_tuple, "as_tuple", "nonzero")
     backend, xp = x.backend, x.backend.xp
     data = x.data if x.ndim else xp.reshape(x.data, (1,))
-    found = _positions(backend, data != 0, "nonzero")
+    found = _positions(backend, data if x.dtype.kind == "bool" else data != 0, "nonzero")
     if as_tuple:
         return tuple(from_op(xp.astype(p, xp.int64), backend, None) for p in found)
     if x.ndim == 0:
