@@ -208,7 +208,8 @@ def nn_cases() -> list[OpCase]:
                [_randn(2, 3, 4)]),
         OpCase("normalize_zero_row", lambda a: F.normalize(a, dim=1, eps=1e-3), [zero_row]),
         OpCase("sdpa_grouped_query", lambda q, k, v: F.scaled_dot_product_attention(
-            q, k, v, enable_gqa=True), [_randn(2, 4, 3, 5), _randn(2, 2, 6, 5), _randn(2, 2, 6, 7)]),
+            q, k, v, enable_gqa=True),
+            [_randn(2, 4, 3, 5), _randn(2, 2, 6, 5), _randn(2, 2, 6, 7)]),
         OpCase("sdpa_grouped_query_causal", lambda q, k, v: F.scaled_dot_product_attention(
             q, k, v, is_causal=True, enable_gqa=True),
             [_randn(1, 6, 4, 3), _randn(1, 3, 4, 3), _randn(1, 3, 4, 2)]),
