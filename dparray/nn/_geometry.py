@@ -210,6 +210,21 @@ def transposed_geometry(where: str, stride: Any, padding: Any, output_padding: A
     return strides, pads, extras, dilations, groups
 
 
+def requested_size(where: str, output_size: Any, dims: int) -> list[int]:
+    """A forward's ``output_size=``: the spatial sizes, or the whole shape (batch and channels
+    first), as the spatial sizes."""
+    if not isinstance(output_size, (list, tuple)):
+        raise TypeError(f"{where}: output_size must be a sequence of ints, got "
+                        f"{describe(output_size)}")
+    sizes = [check_int(n, "output_size", where) for n in output_size]
+    if len(sizes) == dims + 2:
+        sizes = sizes[2:]
+    if len(sizes) != dims:
+        raise ValueError(f"{where}: for {dims + 2}-D input, output_size must have {dims} or "
+                         f"{dims + 2} elements, got {len(sizes)}")
+    return sizes
+
+
 def transposed_output_padding(where: str, x: Tensor, kernel: Sizes, stride: Sizes,
                               padding: Sizes, output_padding: Sizes, dilation: Sizes,
                               output_size: Any) -> Sizes:
@@ -223,15 +238,7 @@ def transposed_output_padding(where: str, x: Tensor, kernel: Sizes, stride: Size
     if output_size is None:
         extras = output_padding
     else:
-        if not isinstance(output_size, (list, tuple)):
-            raise TypeError(f"{where}: output_size must be a sequence of ints, got "
-                            f"{describe(output_size)}")
-        sizes = [check_int(n, "output_size", where) for n in output_size]
-        if len(sizes) == dims + 2:
-            sizes = sizes[2:]
-        if len(sizes) != dims:
-            raise ValueError(f"{where}: for {dims + 2}-D input, output_size must have {dims} or "
-                             f"{dims + 2} elements, got {len(sizes)}")
+        sizes = requested_size(where, output_size, dims)
         largest = [n + s - 1 for n, s in zip(smallest, stride, strict=True)]
         if any(not lo <= n <= hi for n, lo, hi in zip(sizes, smallest, largest, strict=True)):
             raise ValueError(f"{where}: requested an output size of {sizes}, but valid sizes "
@@ -302,13 +309,7 @@ def unpool_size(where: str, x: Any, indices: Any, kernel_size: Any, stride: Any,
     if output_size is None:
         sizes = default
     else:
-        if not isinstance(output_size, (list, tuple)):
-            raise TypeError(f"{where}: output_size must be a sequence of ints, got "
-                            f"{describe(output_size)}")
-        sizes = [check_int(n, "output_size", where) for n in output_size][-2:]
-        if len(output_size) not in (2, 4):
-            raise ValueError(f"{where}: output_size must have 2 or 4 elements, got "
-                             f"{len(output_size)}")
+        sizes = requested_size(where, output_size, 2)
         for n, d, s in zip(sizes, default, strides, strict=True):
             if not d - s < n < d + s:
                 raise ValueError(f"{where}: output_size {tuple(sizes)} must lie strictly "

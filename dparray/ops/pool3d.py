@@ -71,33 +71,22 @@ class MaxPool3d(Function):
 
 
 @reference("avg_pool3d")
-class AvgPool3d(Function):
-    """The mean of each window of ``(N, C, D, H, W)`` input, with PyTorch's divisor rules."""
-
-    def __init__(self, windows: Windows, count_include_pad: bool = True,
-                 divisor_override: int | None = None) -> None:
-        self.geometry, self.count_include_pad = windows, count_include_pad
-        self.divisor_override = divisor_override
+class AvgPool3d(_pooling.AvgPool2d):
+    """The mean of each window of ``(N, C, D, H, W)`` input, with PyTorch's divisor rules: the
+    2-D node with its forward for three axes (its backward holds for any number)."""
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
-        self.input_shape = tuple(x.shape)
-        self.output_size = self.geometry.output_size(self.input_shape[2:])
-        columns = im2col(xp, x, self.geometry, self.output_size)
-        self.divisor = self.divisors(x.dtype)
+        self.input_shape, self.output_hw = x.shape, self.geometry.output_size(x.shape[2:])
+        columns = im2col(xp, x, self.geometry, self.output_hw)
+        self.divisor = self.volume_divisors(x.dtype)
         return xp.sum(columns, axis=2) / self.divisor
 
-    def backward(self, grad: Any) -> Any:
-        xp = self.xp
-        share = xp.expand_dims(grad / self.divisor, axis=2)
-        spread = xp.broadcast_to(share, (*grad.shape[:2], self.geometry.count, *grad.shape[2:]))
-        return col2im(xp, spread, self.geometry, self.input_shape[2:], self.output_size)
-
-    def divisors(self, dtype: Any) -> Any:
+    def volume_divisors(self, dtype: Any) -> Any:
         """Each output position's divisor, the product of its window's extent along every
         axis (PyTorch's rule), as an array broadcasting against the output."""
         xp = self.xp
-        out = self.output_size
+        out = self.output_hw
         if self.divisor_override is not None:
             return xp.asarray(float(self.divisor_override), dtype=dtype)
         total = xp.ones(out, dtype=dtype)
