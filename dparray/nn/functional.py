@@ -610,7 +610,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
     Examples:
         >>> import dparray as dp
-        >>> dp.nn.functional.normalize(dp.tensor([[3.0, 4.0], [0.0, 0.0]])).tolist()
+        >>> x = dp.tensor([[3.0, 4.0], [0.0, 0.0]], dtype="float64")
+        >>> dp.nn.functional.normalize(x).tolist()
         [[0.6, 0.8], [0.0, 0.0]]
     """
     check_tensor(input, "input", "normalize")
