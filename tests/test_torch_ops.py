@@ -22,7 +22,7 @@ PATH = pathlib.Path(__file__).parent / "data" / "ops.safetensors"
 def _load() -> tuple[dict[str, dict[str, np.ndarray]], dict[str, bool], list[list[str]]]:
     with safe_open(str(PATH), framework="numpy") as file:
         metadata = file.metadata()
-        described = json.loads(metadata["cases"])
+        described = json.loads(metadata["ops"])
         grouped: dict[str, dict[str, np.ndarray]] = {name: {} for name in described}
         for key in file.keys():  # noqa: SIM118 - safe_open is not a mapping
             name, _, rest = key.partition("/")

@@ -7,7 +7,7 @@ inputs in float64 unless a case says otherwise), ``<case>/output.<i>`` (a tuple 
 flattened in order), and, for a differentiable case, ``<case>/cotangent.<i>`` for each floating
 output and ``<case>/grad.<i>`` for each floating input: the gradients of
 ``sum(output_i * cotangent_i)``. ``tests/test_torch_ops.py`` runs the dparray op of the same
-name on the same inputs. The header's metadata holds ``cases`` (JSON: for each case whether it
+name on the same inputs. The header's metadata holds ``ops`` (JSON: for each case whether it
 is differentiable) and ``promotion`` (JSON: the result dtype of binary ops on tensors of every
 pair of dtypes, as PyTorch promotes them).
 """
@@ -297,7 +297,7 @@ def main() -> None:
     for case in cases:
         for key, value in record(case, generator).items():
             tensors[f"{case.name}/{key}"] = value.detach().clone().contiguous()
-    metadata = {"cases": json.dumps({case.name: {"grad": case.grad} for case in cases}),
+    metadata = {"ops": json.dumps({case.name: {"grad": case.grad} for case in cases}),
                 "promotion": json.dumps(promotion_table()), "torch": torch.__version__}
     save_file(tensors, HERE / "ops.safetensors", metadata=metadata)
 
