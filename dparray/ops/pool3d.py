@@ -13,28 +13,23 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dparray.autograd import Function
 from dparray.kernels import reference, resolve
 from dparray.ops import pooling as _pooling
-from dparray.ops._windows import Windows, col2im, im2col
+from dparray.ops._windows import Windows, im2col
 from dparray.tensor import Tensor, from_op
 
 
 @reference("max_pool3d")
-class MaxPool3d(Function):
-    """The maximum of each window of ``(N, C, D, H, W)`` input. With ``return_indices`` the
-    node also sets ``indices``: each winner's flat position ``(d * H + h) * W + w`` in its
-    input volume (int64, the output's shape), as PyTorch returns them."""
-
-    def __init__(self, windows: Windows, return_indices: bool = False) -> None:
-        self.geometry, self.return_indices = windows, return_indices
-        self.indices: Any = None
+class MaxPool3d(_pooling.MaxPool2d):
+    """The maximum of each window of ``(N, C, D, H, W)`` input: the 2-D node with its forward
+    for three axes (its backward holds for any number). With ``return_indices`` the node also
+    sets ``indices``: each winner's flat position ``(d * H + h) * W + w`` in its input volume
+    (int64, the output's shape), as PyTorch returns them."""
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
-        self.input_shape = tuple(x.shape)
-        self.output_size = self.geometry.output_size(self.input_shape[2:])
-        columns = im2col(xp, x, self.geometry, self.output_size, value=-xp.inf)
+        self.input_shape, self.output_hw = x.shape, self.geometry.output_size(x.shape[2:])
+        columns = im2col(xp, x, self.geometry, self.output_hw, value=-xp.inf)
         winner = xp.argmax(columns, axis=2)
         y = xp.squeeze(xp.take_along_axis(columns, xp.expand_dims(winner, axis=2), axis=2), axis=2)
         if self.return_indices:
@@ -42,27 +37,18 @@ class MaxPool3d(Function):
         self.save(winner)
         return y
 
-    def backward(self, grad: Any) -> Any:
-        xp = self.xp
-        (winner,) = self.saved
-        positions = xp.reshape(xp.arange(self.geometry.count, dtype=winner.dtype),
-                               (1, 1, -1, *(1,) * len(self.output_size)))
-        spread = xp.where(xp.expand_dims(winner, axis=2) == positions,
-                          xp.expand_dims(grad, axis=2), 0.0)
-        return col2im(xp, spread, self.geometry, self.input_shape[2:], self.output_size)
-
     def flat_positions(self, winner: Any) -> Any:
         """Window positions of the winners as flat positions in the unpadded input volume."""
         xp = self.xp
         winner = xp.astype(winner, xp.int64)
         flat, rest = None, winner
-        dims = len(self.output_size)
+        dims = len(self.output_hw)
         for axis in reversed(range(dims)):
             k, s, p = (self.geometry.kernel[axis], self.geometry.stride[axis],
                        self.geometry.padding[axis])
             offset = (rest % k) * self.geometry.dilation[axis]
             rest = rest // k
-            starts = xp.arange(self.output_size[axis], dtype=xp.int64) * s - p
+            starts = xp.arange(self.output_hw[axis], dtype=xp.int64) * s - p
             along = tuple(-1 if a == axis else 1 for a in range(dims))
             coordinate = offset + xp.reshape(starts, along)
             stride = math.prod(self.input_shape[3 + axis:])
