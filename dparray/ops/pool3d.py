@@ -99,9 +99,7 @@ def max_pool(x: Tensor, windows: Windows, return_indices: bool = False, dims: in
         return _pooling.max_pool(x, windows, return_indices, dims)
     op = resolve(x.backend, MaxPool3d)(windows, return_indices)
     out = op(x)
-    if not return_indices:
-        return out
-    return out, from_op(op.indices, x.backend, None)
+    return (out, from_op(op.indices, x.backend, None)) if return_indices else out
 
 
 def avg_pool(x: Tensor, windows: Windows, count_include_pad: bool = True,
@@ -110,6 +108,5 @@ def avg_pool(x: Tensor, windows: Windows, count_include_pad: bool = True,
     ``dparray.ops.pooling``), or the backend's kernel for it."""
     if dims < 3:
         return _pooling.avg_pool(x, windows, count_include_pad, divisor_override, dims)
-    node: type[AvgPool3d] = resolve(x.backend, AvgPool3d)
-    return node(windows, count_include_pad, divisor_override)(x)
+    return resolve(x.backend, AvgPool3d)(windows, count_include_pad, divisor_override)(x)
 
