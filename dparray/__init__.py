@@ -142,6 +142,7 @@ __all__ = [
     "set_grad_enabled",
     "Gradients",
     "arange",
+    "empty",
     "eye",
     "from_dlpack",
     "full",
