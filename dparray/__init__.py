@@ -142,7 +142,6 @@ __all__ = [
     "set_grad_enabled",
     "Gradients",
     "arange",
-    "empty",
     "eye",
     "from_dlpack",
     "full",
