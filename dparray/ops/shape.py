@@ -369,8 +369,7 @@ def flip(x: Tensor, axis: Any = None) -> Tensor:
 
 
 def roll(x: Tensor, shift: int | Sequence[int] | None = None,
-         axis: int | Sequence[int] | None = None, *, shifts: int | Sequence[int] | None = None,
-         dims: int | Sequence[int] | None = None) -> Tensor:
+         axis: int | Sequence[int] | None = None) -> Tensor:
     """``x`` shifted cyclically by ``shift`` places along ``axis`` (the array API's ``roll``;
     PyTorch's names ``shifts`` and ``dims`` are accepted too): entries pushed off one end come
     back at the other. With ``axis=None`` the tensor is rolled as if flattened (a shift given
@@ -385,8 +384,6 @@ def roll(x: Tensor, shift: int | Sequence[int] | None = None,
         [[4, 3], [2, 1]]
     """
     check_tensor(x, "x", "roll")
-    shift = _alias(shift, shifts, "shift", "shifts", "roll")
-    axis = _alias(axis, dims, "axis", "dims", "roll")
     if shift is None:
         raise TypeError("roll: missing the shift (shifts=)")
     if axis is None:
@@ -407,15 +404,6 @@ def roll(x: Tensor, shift: int | Sequence[int] | None = None,
     else:
         shift_tuple = (check_int(shift, "shift", "roll"),) * len(axes)
     return Roll(shift_tuple, axes)(x)
-
-
-def _alias(value: Any, alias: Any, name: str, alias_name: str, where: str) -> Any:
-    """``value``, or PyTorch's spelling of the same argument when that is the one given."""
-    if alias is None:
-        return value
-    if value is not None:
-        raise TypeError(f"{where}: give {name} or {alias_name}, not both")
-    return alias
 
 
 def tile(x: Tensor, repetitions: int | Sequence[int]) -> Tensor:
