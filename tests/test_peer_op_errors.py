@@ -56,7 +56,7 @@ ERRORS = [
      r"unflatten: sizes \(2, -1\) do not split axis 1 of size 3"),
     (lambda: _x().unflatten(1, 3), TypeError, r"unflatten: sizes must be a non-empty sequence"),
     (lambda: _x().roll(1, shifts=1), TypeError,
-     r"^roll\(\) got both shift= and its alias shifts=; pass one"),
+     r"^Tensor\.roll\(\) got both shift= and its alias shifts=; pass one"),
     (lambda: _x().roll(), TypeError, r"roll: missing the shift"),
     (lambda: _x().var(correction=1, unbiased=True), TypeError,
      r"var: give correction or unbiased, not both"),
