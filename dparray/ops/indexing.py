@@ -197,6 +197,8 @@ class Scatter(Function):
             hit, source = xp.zeros((size,), dtype=xp.bool), xp.zeros((size,), dtype=xp.int64)
         self.input_shape, self.index_shape = tuple(x.shape), tuple(index.shape)
         self.save(hit, linear, source)
+        if not linear.shape[0]:  # nothing written (an empty index): x as it is
+            return x
         values = src if scalar else xp.take(xp.reshape(src, (-1,)), source, axis=0)
         return xp.reshape(xp.where(hit, values, xp.reshape(x, (-1,))), self.input_shape)
 

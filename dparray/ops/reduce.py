@@ -22,7 +22,7 @@ from typing import Any
 from dparray._checks import check_bool, check_number, normalize_axes, normalize_axis
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
-from dparray.ops._promote import as_float
+from dparray.ops._promote import as_count, as_float
 from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
 from dparray.tensor import Tensor, from_op
 
@@ -77,8 +77,7 @@ class Sum(_Reduction):
 
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
-        if x.dtype == self.xp.bool:  # a count, as in PyTorch: mask.sum() is an int64 tensor
-            x = self.xp.astype(x, self.xp.int64)
+        x = as_count(self.xp, x)  # mask.sum() is an int64 count, as in PyTorch
         return as_array(self.xp.sum(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
@@ -208,6 +207,7 @@ class Prod(_Reduction):
 
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
+        x = as_count(self.xp, x)
         self.save(x)
         return as_array(self.xp.prod(x, axis=axes, keepdims=self.keepdims))
 
@@ -239,8 +239,8 @@ class LogSumExp(_Reduction):
             shift = xp.max(x, axis=axes, keepdims=True)
             shift = xp.where(xp.isfinite(shift), shift, 0.0)  # all -inf: exp(-inf) = 0, no nan
             total = xp.sum(xp.exp(x - shift), axis=axes, keepdims=True)
-            positive = total > 0  # else all -inf: log(0) = -inf, without a warning
-            out = shift + xp.where(positive, xp.log(xp.where(positive, total, 1.0)), -math.inf)
+            zero = total == 0  # all -inf: log(0) = -inf, without a warning; NaN stays NaN
+            out = shift + xp.where(zero, -math.inf, xp.log(xp.where(zero, 1.0, total)))
         self.save(x, out)
         return out if self.keepdims else xp.reshape(out, _drop(self.shape, axes))
 
@@ -261,6 +261,9 @@ class Softmax(Function):
         x = as_float(self.backend, x)
         self.axis = _softmax_axis(self.axis, x, "softmax")
         axis = self.axis
+        if _empty_along(x, axis):  # an empty softmax, as in PyTorch (no maximum to shift by)
+            self.save(x)
+            return x
         e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
         out = e / xp.sum(e, axis=axis, keepdims=True)
         self.save(out)
@@ -283,6 +286,9 @@ class LogSoftmax(Function):
         x = as_float(self.backend, x)
         self.axis = _softmax_axis(self.axis, x, "log_softmax")
         axis = self.axis
+        if _empty_along(x, axis):  # as softmax's
+            self.save(x)
+            return x
         shifted = x - xp.max(x, axis=axis, keepdims=True)
         out = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
         self.save(out)
@@ -311,6 +317,11 @@ def _softmax_axis(axis: Any, x: Any, name: str) -> int | tuple[()]:
     """The softmax axis, normalised; a 0-d tensor takes axis 0 or -1 and reduces nothing."""
     normalized = normalize_axis(axis, x.ndim or 1, name)
     return normalized if x.ndim else ()
+
+
+def _empty_along(x: Any, axis: int | tuple[()]) -> bool:
+    """Whether the softmax axis of ``x`` has no entries (its softmax is then empty too)."""
+    return isinstance(axis, int) and x.shape[axis] == 0
 
 
 def _drop(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
