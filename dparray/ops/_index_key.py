@@ -4,8 +4,9 @@
 *advanced* index tensors applied to that view together:
 
 * ints (and 0-d integer tensors, read on the host as PyTorch reads them) select, removing their
-  axis; ``None`` adds a size-1 axis; slices keep theirs; ``...`` stands for as many full slices
-  as the key leaves axes unnamed -- all of them basic, and applied first;
+  axis; ``None`` adds a size-1 axis; slices keep theirs (their bounds brought inside the axis,
+  as Python clips them); ``...`` stands for as many full slices as the key leaves axes
+  unnamed -- all of them basic, and applied first;
 * integer tensors and lists of ints are index arrays, broadcast together; a bool mask stands for
   the positions of its True entries (one index array per axis it covers), so the result's shape
   depends on the data. They index the axes of the view at ``axes``: the broadcast axes of the
@@ -68,7 +69,7 @@ def normalize_key(x: Tensor, key: Any) -> IndexKey:
             basic.append(part)
             x_axis += 1
         elif isinstance(part, slice):
-            basic.append(part)
+            basic.append(_within(part, x.shape[x_axis]))
             view_axis, x_axis = view_axis + 1, x_axis + 1
         else:
             found = _mask_positions(x, part, x_axis) if part.dtype.kind == "bool" else [part]
@@ -79,6 +80,18 @@ def normalize_key(x: Tensor, key: Any) -> IndexKey:
                 names.append(x_axis)
                 view_axis, x_axis = view_axis + 1, x_axis + 1
     return IndexKey(tuple(basic), tuple(indices), tuple(axes), tuple(names))
+
+
+def _within(part: slice, size: int) -> slice:
+    """``part`` with its bounds inside an axis of ``size``, the same positions (Python's and
+    PyTorch's rule for bounds past the ends; the array API leaves such bounds unspecified,
+    and array_api_strict refuses them)."""
+    if part == slice(None):
+        return part
+    start, stop, step = part.indices(size)
+    if step < 0:  # -1 would count from the end: None reaches the front
+        return slice(None if start < 0 else start, None if stop < 0 else stop, step)
+    return slice(start, stop, step)
 
 
 def placement(axes: tuple[int, ...], broadcast: int, rest: int) -> tuple[int, ...]:

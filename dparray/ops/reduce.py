@@ -22,6 +22,7 @@ from typing import Any
 from dparray._checks import check_bool, check_number, normalize_axes, normalize_axis
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
+from dparray.ops._portable import cumulative_prod
 from dparray.ops._promote import as_count, as_float
 from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
 from dparray.tensor import Tensor, from_op
@@ -104,7 +105,8 @@ class Mean(_Reduction):
 
 
 class _Extremum(_Reduction):
-    """Max or min; the gradient is shared equally among tied extremal elements."""
+    """Max or min; the gradient is shared equally among tied extremal elements. A NaN is the
+    extremum (as in PyTorch), so the NaNs share the gradient and the others get none."""
 
     def reduce(self, x: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -120,7 +122,9 @@ class _Extremum(_Reduction):
     def backward(self, grad: Any) -> Any:
         xp = self.xp
         x, out = self.saved
-        mask = xp.astype(x == out, grad.dtype)
+        # x == NaN is never true: a NaN result goes to the NaNs (else 0 / 0 everywhere)
+        winners = xp.logical_or(x == out, xp.logical_and(xp.isnan(x), xp.isnan(out)))
+        mask = xp.astype(winners, grad.dtype)
         count = xp.sum(mask, axis=self.axes, keepdims=True)
         return self.expand(grad) * mask / count
 
@@ -201,7 +205,8 @@ class Std(Var):
 
 class Prod(_Reduction):
     """Product over ``axis``. Its gradient is the product of the other elements, computed
-    without dividing by the elements, so it is right where some of them are 0."""
+    without dividing by the elements (from the running products before and after each), so
+    it is right where some of them are 0, infinite, NaN or too large for the whole product."""
 
     name = "prod"
 
@@ -214,14 +219,21 @@ class Prod(_Reduction):
     def backward(self, grad: Any) -> Any:
         xp = self.xp
         (x,) = self.saved
-        zero = x == 0
-        nonzero = xp.where(zero, 1.0, x)
-        zero_count = xp.sum(xp.astype(zero, x.dtype), axis=self.axes, keepdims=True)
-        others = xp.prod(nonzero, axis=self.axes, keepdims=True)  # of the non-zero elements
-        # no zero: prod / x; one zero: the others' product at the zero, 0 elsewhere; more: 0
-        only_zero = xp.logical_and(zero, zero_count == 1)
-        local = xp.where(zero_count == 0, others / nonzero, xp.where(only_zero, others, 0.0))
-        return self.expand(grad) * local
+        n = reduced_count(self.shape, self.axes)
+        if not self.axes or n == 0 or math.prod(self.shape) == 0:
+            return self.expand(grad)  # a 0-d tensor's own value, or an empty one
+        # the reduced axes last, as one of n: each element's others are the product of those
+        # before it times the product of those after it
+        kept = tuple(i for i in range(x.ndim) if i not in self.axes)
+        order = (*kept, *self.axes)
+        moved = xp.permute_dims(x, order)
+        rows = xp.reshape(moved, (*moved.shape[:len(kept)], n))
+        ones = xp.ones((*rows.shape[:-1], 1), dtype=x.dtype)
+        before = xp.concat([ones, cumulative_prod(xp, rows[..., :-1], -1)], axis=-1)
+        after = xp.flip(cumulative_prod(xp, xp.flip(rows[..., 1:], axis=-1), -1), axis=-1)
+        others = xp.reshape(before * xp.concat([after, ones], axis=-1), moved.shape)
+        inverse = tuple(sorted(range(x.ndim), key=order.__getitem__))
+        return self.expand(grad) * xp.permute_dims(others, inverse)
 
 
 class LogSumExp(_Reduction):
