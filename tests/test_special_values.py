@@ -106,7 +106,8 @@ CONVENTIONS = {
     "sign": [("value", _input_is(np.isnan), _SIGN)],
     "abs": [("grad0", _input_is(np.isnan), "abs's gradient at NaN is sign(NaN): " + _SIGN)],
     "relu": [("value", _zero_signs, "relu(-0.0) is 0.0, NumPy's maximum(x, 0) (PyTorch: -0.0)")],
-    "maximum": [("value", _zero_signs, "max(-0.0, 0.0) is NumPy's (PyTorch: the first)")],
+    "maximum": [("value", _zero_signs, "the maximum of two zeros is the second, NumPy's "
+                                       "(PyTorch's: the first)")],
     "maximum_scalar": [("value", _zero_signs, "as maximum's")],
     "remainder": [("value", _zero_signs, _REMAINDER)],
     "remainder_negative_divisor": [("value", _zero_signs, _REMAINDER)],
