@@ -64,7 +64,8 @@ class Prefetcher:
         >>> ahead = Prefetcher(lambda i: i * i, 4, depth=2, context=contextvars.copy_context())
         >>> [ahead.next() for _ in range(4)]
         [0, 1, 4, 9]
-        >>> ahead.close()
+        >>> ahead.close()  # returns at once; the thread ends by itself
+        >>> ahead.thread.join(timeout=10)
         >>> ahead.thread.is_alive()
         False
     """
