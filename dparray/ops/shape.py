@@ -332,7 +332,8 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
     length = x.shape[a]
     if not isinstance(split_size_or_sections, (list, tuple)):
         size = check_int(split_size_or_sections, "split_size_or_sections", "split", minimum=1)
-        sizes = [min(size, length - start) for start in range(0, length, size)]
+        # an empty axis is one empty piece, as in PyTorch
+        sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
     else:
         sizes = [check_int(n, "each section size", "split", minimum=0)
                  for n in split_size_or_sections]
@@ -349,10 +350,13 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
 
 def chunk(x: Tensor, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
     """``x`` in at most ``chunks`` pieces of ``ceil(n / chunks)`` along ``axis`` (PyTorch's
-    rule, so there may be fewer pieces than asked for)."""
+    rule, so there may be fewer pieces than asked for; an empty axis gives ``chunks`` empty
+    pieces, as PyTorch's does)."""
     chunks = check_int(chunks, "chunks", "chunk", minimum=1)
     length = x.shape[normalize_axis(axis, x.ndim, "chunk")]
-    return split(x, max(1, -(-length // chunks)), axis=axis)
+    if length == 0:
+        return split(x, [0] * chunks, axis=axis)
+    return split(x, -(-length // chunks), axis=axis)
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
