@@ -234,7 +234,7 @@ def _grouped(query: Any, other: Any, name: str) -> Any:
         raise ValueError(f"{_WHERE}: enable_gqa needs heads (..., heads, length, features), "
                          f"got query {query.shape} and {name} {other.shape}")
     heads, groups = query.shape[-3], other.shape[-3]
-    if groups == 0 or heads % groups:
+    if heads % groups if groups else heads:  # zero heads serve zero query heads
         raise ValueError(f"{_WHERE}: enable_gqa needs the query's {heads} heads to be a "
                          f"multiple of the {name}'s {groups}")
     return other if heads == groups else repeat_interleave(other, heads // groups, axis=-3)

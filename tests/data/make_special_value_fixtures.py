@@ -33,7 +33,7 @@ from safetensors.numpy import save_file
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))  # tests/: the op table and the shared special values
 
-from cases import ALL_CASES  # noqa: E402
+from cases import _SCATTER_INDEX, ALL_CASES, _MASK_2x3  # noqa: E402
 from cases_activations import ACTIVATIONS  # noqa: E402
 from special_values import cotangent, inputs, labels  # noqa: E402
 
@@ -105,7 +105,9 @@ TORCH = {
     "max_all": torch.max,  # the whole tensor's: ties share the gradient, as dparray's
     "max_axis": lambda x: torch.amax(x, 1),
     "min_axis_keepdims": lambda x: torch.amin(x, 0, keepdim=True),
-    "var_all": lambda x: torch.var(x, correction=0),
+    "var_all": torch.var,
+    "var_population": lambda x: x.var(correction=0),
+    "var_unbiased_false": lambda x: x.var(0, unbiased=False),
     "var_axis_corrected": lambda x: torch.var(x, 1, correction=1),
     "logsumexp_all": lambda x: torch.logsumexp(x, (0, 1)),
     "logsumexp_axis": lambda x: torch.logsumexp(x, 1, keepdim=True),
@@ -115,7 +117,8 @@ TORCH = {
     "prod_all": torch.prod,
     "prod_axis_with_zeros": lambda x: x.prod(1),
     "prod_two_zeros_keepdims": lambda x: x.prod(0, keepdim=True),
-    "std_all": lambda x: torch.std(x, correction=0),
+    "std_all": torch.std,
+    "std_positional_unbiased": lambda x: x.std(1, False),
     "std_axis_corrected": lambda x: torch.std(x, 0, correction=1),
     # scans
     "cumsum": lambda x: x.cumsum(1),
@@ -172,6 +175,43 @@ TORCH = {
     "softsign": F.softsign, "logsigmoid": F.logsigmoid, "logsigmoid_wide": F.logsigmoid,
     "softmin": lambda x: F.softmin(x, dim=0),
     "softmin_last": lambda x: F.softmin(x, dim=-1),
+    # the ops a ported peer op-test suite found missing (cases.py's PEER)
+    "fmod": torch.fmod,
+    "fmod_scalar_method": lambda a: a.fmod(-1.5),
+    "copysign": torch.copysign,
+    "copysign_scalar": lambda a: a.copysign(-2.0),
+    "div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "div_floor_method": lambda a, b: a.div(b, rounding_mode="floor"),
+    "div_none": lambda a, b: torch.div(a, b, rounding_mode=None),
+    "masked_select": lambda a: torch.masked_select(a, torch.tensor(_MASK_2x3)),
+    "masked_select_broadcast": lambda a: a.masked_select(torch.tensor(_MASK_2x3[0])),
+    "unfold": lambda a: a.unfold(1, 3, 2),
+    "unflatten": lambda a: a.unflatten(-1, (3, 2)),
+    **{f"scatter_reduce_{name}" + ("" if include_self else "_without_self"):
+       lambda a, s, r=name, k=include_self: a.scatter_reduce(
+           0, torch.tensor(_SCATTER_INDEX), s, r, include_self=k)
+       for name in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)},
+    "std_mean": lambda a: torch.stack(torch.std_mean(a, dim=1)),
+    "var_mean_keepdims": lambda a: torch.cat(torch.var_mean(a, 0, correction=0, keepdim=True)),
+    "normalize": F.normalize,
+    "normalize_p3_dim0": lambda a: F.normalize(a, p=3.0, dim=0),
+    "squeeze_not_one": lambda a: a.squeeze((0, 1)),
+    "roll_shifts_dims": lambda a: a.roll(shifts=(1, -2), dims=(0, 1)),
+    "einsum_ellipsis_summed": lambda a, b: torch.einsum("ij...,ij...->ij", a, b),
+    "sdpa_grouped_query": lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v, enable_gqa=True),
+    "conv3d": F.conv3d,
+    "conv_transpose3d": lambda x, w: F.conv_transpose3d(x, w, stride=2),
+    "max_pool3d": lambda x: F.max_pool3d(x, 2, stride=(1, 2, 1)),
+    "avg_pool3d": lambda x: F.avg_pool3d(x, (2, 3, 2)),
+    "max_unpool2d": lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+    "interpolate_linear": lambda x: F.interpolate(x, size=9, mode="linear"),
+    "interpolate_trilinear_align": lambda x: F.interpolate(
+        x, size=(3, 5, 2), mode="trilinear", align_corners=True),
+    "interpolate_bicubic": lambda x: F.interpolate(x, size=(6, 3), mode="bicubic"),
+    "interpolate_bicubic_align": lambda x: F.interpolate(
+        x, size=(7, 4), mode="bicubic", align_corners=True),
+    "interpolate_nearest_exact": lambda x: F.interpolate(x, size=(5, 7), mode="nearest-exact"),
 }
 
 
