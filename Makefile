@@ -34,10 +34,11 @@ test: lint
 	$(PY) -m pytest bench --benchmark-skip -q  # the benchmarks' own agreement checks, untimed
 
 # The contributors' fast loop: the suite without the tests marked integration (subprocesses:
-# the CLI, examples, MPI, packaging; the documentation pages), and without ruff and mypy.
-# `make test` runs everything.
+# the CLI, examples, MPI, packaging; the documentation pages) or slow (training runs of hundreds
+# of steps), spread over the machine's cores, and without ruff and mypy.
+# `make test` runs everything, in one process.
 quick: $(VENV)/.installed-dev
-	$(PY) -m pytest -m "not integration" -q
+	$(PY) -m pytest -m "not integration and not slow" -q -n auto
 
 # The whole table: the suite in the default install (MKL makes NumPy's products on x86-64 Linux,
 # OpenBLAS elsewhere), the workload tables again with DPARRAY_BLAS=openblas, the report.

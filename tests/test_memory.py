@@ -7,6 +7,7 @@ import tracemalloc
 import weakref
 
 import numpy as np
+import pytest
 
 import dparray as dp
 
@@ -24,6 +25,7 @@ def _step(x, y, w1, w2, lr=1e-3):
         return w1 - lr * grads[w1], w2 - lr * grads[w2]
 
 
+@pytest.mark.slow
 def test_a_thousand_steps_do_not_grow_memory(backend):
     x, y = dp.randn(32, 8, seed=3), dp.randn(32, 1, seed=4)
     w1, w2 = _model()

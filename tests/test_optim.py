@@ -186,6 +186,7 @@ def _two_spirals(points_per_class=200, seed=0):
     ("adam", lambda p: optim.Adam(p, lr=0.01), 700),
     ("adamw", lambda p: optim.AdamW(p, lr=0.01, weight_decay=1e-4), 700),
 ])
+@pytest.mark.slow
 def test_mlp_learns_two_spirals(name, factory, steps):
     dp.manual_seed(1)
     x, y = _two_spirals()
@@ -200,6 +201,7 @@ def test_mlp_learns_two_spirals(name, factory, steps):
     assert accuracy >= 0.98, (name, accuracy)
 
 
+@pytest.mark.slow
 def test_convnet_loss_halves_in_50_steps():
     dp.manual_seed(2)
     rng = np.random.default_rng(0)
