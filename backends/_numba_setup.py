@@ -80,6 +80,14 @@ def warm_up_in_background() -> None:
 _warm_up: threading.Thread | None = None
 
 
+def wait_for_warm_up() -> None:
+    """Return once the background start-up (``warm_up_in_background``) has finished, at once if
+    none was started: for measurements of a process's memory or page faults, which that
+    thread's imports would otherwise enter."""
+    if _warm_up is not None:
+        _warm_up.join()
+
+
 def _load_target() -> None:
     if not usable():
         return

@@ -8,6 +8,7 @@ import weakref
 
 import numpy as np
 import pytest
+from dparray.backends._numba_setup import wait_for_warm_up
 
 import dparray as dp
 
@@ -36,6 +37,7 @@ def test_a_thousand_steps_do_not_grow_memory(backend):
         return w1, w2
 
     w1, w2 = run(20, w1, w2)  # warm caches (dtype tables, namespaces)
+    wait_for_warm_up()  # Numba's imports on their own thread are traced too
     gc.collect()
     tracemalloc.start()
     try:

@@ -50,10 +50,9 @@ SCRIPT = textwrap.dedent("""
                             execution="threads")
     x = dp.randn(2048, 256)
     from dparray.backends import _numba_setup
-    if _numba_setup._warm_up is not None:
-        # an interpreter interrupted while this daemon thread still imports Numba exits with
-        # status 1 about one time in four (CPython's shutdown, not dparray's handling)
-        _numba_setup._warm_up.join()
+    # an interpreter interrupted while Numba's start-up thread still imports exits with status
+    # 1 about one time in four (CPython's shutdown, not dparray's handling)
+    _numba_setup.wait_for_warm_up()
     print("ready", flush=True)
     try:
         while True:
