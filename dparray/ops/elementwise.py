@@ -128,6 +128,8 @@ class Relu(Function):
     the op keeps its output, as PyTorch does: the next op usually keeps that array anyway,
     and the input can be freed.
     """
+    saves_constants = True  # the output only as a mask
+
 
     def forward(self, x: Any) -> Any:
         out = self.xp.maximum(x, 0)  # an int 0 keeps int tensors int; faster than where
@@ -268,6 +270,8 @@ def _bound(value: Any, name: str) -> float | int:
 
 class Where(Function):
     """``a`` where ``condition`` holds, else ``b``; no gradient for the condition."""
+    saves_constants = True  # the condition
+
 
     def forward(self, condition: Any, a: Any, b: Any) -> Any:
         xp = self.xp

@@ -218,9 +218,15 @@ class Prod(_Reduction):
         nonzero = xp.where(zero, 1.0, x)
         zero_count = xp.sum(xp.astype(zero, x.dtype), axis=self.axes, keepdims=True)
         others = xp.prod(nonzero, axis=self.axes, keepdims=True)  # of the non-zero elements
-        # no zero: prod / x; one zero: the others' product at the zero, 0 elsewhere; more: 0
-        only_zero = xp.logical_and(zero, zero_count == 1)
-        local = xp.where(zero_count == 0, others / nonzero, xp.where(only_zero, others, 0.0))
+        # no zero: prod / x; one zero: the others' product at the zero, 0 elsewhere; two: 0;
+        # more: 0. The zeros' sum (0, but 1 in the derivative by each zero) stands in for the
+        # zeros in the 0 terms, so that their derivatives -- the second derivative of prod,
+        # under create_graph -- are right too
+        zeros = xp.sum(xp.where(zero, x, 0.0), axis=self.axes, keepdims=True)
+        one = xp.where(zero, others, zeros * (others / nonzero))
+        two = xp.where(zero, (zeros - x) * others, 0.0)
+        local = xp.where(zero_count == 0, others / nonzero,
+                         xp.where(zero_count == 1, one, xp.where(zero_count == 2, two, 0.0)))
         return self.expand(grad) * local
 
 

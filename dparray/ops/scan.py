@@ -114,6 +114,8 @@ class _CumExtremum(_Scan):
     value from there on (each later NaN taking over the position). The gradient of each value
     goes to its position.
     """
+    saves_constants = True  # the positions
+
 
     def replaces(self, candidate: Any, best: Any) -> Any:
         raise NotImplementedError
