@@ -6,8 +6,10 @@ The public surface, re-exported from the modules that define it. Start with
 
 from importlib import metadata as _metadata
 
+from dparray import autograd as autograd
 from dparray import data as data
 from dparray import distributed as distributed
+from dparray import func as func
 from dparray import nn as nn
 from dparray import ops as _ops
 from dparray import optim as optim
@@ -123,8 +125,10 @@ __all__ = [
     "DataParallel",
     "fork_rng",
     "manual_seed",
+    "autograd",
     "data",
     "distributed",
+    "func",
     "nn",
     "optim",
     "random",

@@ -52,7 +52,9 @@ _creating: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "dparray_create_graph", default=False
 )
 
-GraphEngine: TypeAlias = "Callable[[list[Function], dict[Any, Any], bool, int, Any], dict[Any, Any]]"
+GraphEngine: TypeAlias = (
+    "Callable[[list[Function], dict[Any, Any], bool, int, Any], dict[Any, Any]]"
+)
 """The create_graph walk: ``(order, pending, retain_graph, stop_below, wanted)`` -> reached."""
 _graph_engine: GraphEngine | None = None
 

@@ -16,8 +16,8 @@ from dparray.ops import compare as _compare
 from dparray.ops import construct as _construct
 from dparray.ops import einsum as _einsum
 from dparray.ops import elementwise as _elementwise
-from dparray.ops import graph_backward as _graph_backward  # noqa: F401  (binds create_graph)
 from dparray.ops import exponential as _exponential
+from dparray.ops import graph_backward as _graph_backward  # noqa: F401  (binds create_graph)
 from dparray.ops import indexing as _indexing
 from dparray.ops import linalg as _linalg
 from dparray.ops import logical as _logical

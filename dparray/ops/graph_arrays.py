@@ -73,11 +73,11 @@ class GraphArray:
         return self.tensor.elem_count()
 
     @property
-    def T(self) -> GraphArray:  # noqa: N802 - the array API's name
+    def T(self) -> GraphArray:
         return GraphArray(_shape.transpose(self.tensor))
 
     @property
-    def mT(self) -> GraphArray:  # noqa: N802 - the array API's name
+    def mT(self) -> GraphArray:
         return GraphArray(_shape.transpose(self.tensor, -2, -1))
 
     def __repr__(self) -> str:
@@ -253,7 +253,7 @@ def _tensor(value: Any, backend: Backend) -> Any:
     """``value`` as a dparray op's tensor argument (a backend array becomes a constant)."""
     if isinstance(value, GraphArray):
         return value.tensor
-    if isinstance(value, Tensor) or isinstance(value, _SCALARS):
+    if isinstance(value, (Tensor, *_SCALARS)):
         return value
     return Tensor(backend.xp.asarray(value), backend)
 
@@ -515,9 +515,8 @@ class GraphBackend:
     ``create_graph``: ``backend``'s members, with ``xp`` the tensor namespace, no kernel table,
     and differentiable hooks."""
 
-    kernels: dict[str, Any] = {}  # the kernel table stands aside: references only
-
     def __init__(self, backend: Backend) -> None:
+        self.kernels: dict[str, Any] = {}  # the kernel table stands aside: references only
         self.backend = backend
         self.name = backend.name
         self.xp = TensorNamespace(backend)
