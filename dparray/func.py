@@ -298,8 +298,10 @@ def functional_call(module: Module, parameters_and_buffers: Mapping[str, Tensor]
         raise ValueError(f"functional_call: {', '.join(map(repr, unknown))} name no parameter "
                          f"or buffer of {type(module).__name__}")
     if strict:
-        missing = sorted({name for name, (owner, attr) in places.items()
-                          if owner.__dict__.get(attr) is not None} - set(replacements))
+        given = {id(_value(places[name])) for name in replacements} if tie_weights else set()
+        missing = sorted(name for name, place in places.items()
+                         if name not in replacements and _value(place) is not None
+                         and id(_value(place)) not in given)
         if missing:
             raise ValueError(f"functional_call: strict, but {', '.join(map(repr, missing))} "
                              "not given")
@@ -560,6 +562,11 @@ def _registrations(module: Module) -> dict[str, tuple[Module, str]]:
             for attr in registry:
                 places[f"{prefix}.{attr}" if prefix else attr] = (owner, attr)
     return places
+
+
+def _value(place: tuple[Module, str]) -> Any:
+    owner, attr = place
+    return owner.__dict__.get(attr)
 
 
 @contextmanager

@@ -36,7 +36,7 @@ from dparray.ops import trigonometric as _trig
 from dparray.ops.functional_updates import ScatterRows, SetItem
 from dparray.tensor import Tensor
 
-_SCALARS = (int, float, bool)
+_SCALARS = (int, float, bool)  # exactly these: a NumPy scalar (a float subclass) is an array
 
 
 class GraphArray:
@@ -216,7 +216,7 @@ def operand(value: Any, like: Tensor) -> Any:
     number as it is, a backend array (a constant the op kept) as a constant tensor."""
     if isinstance(value, GraphArray):
         return value.tensor
-    if isinstance(value, (Tensor, *_SCALARS)) or value is None:
+    if isinstance(value, Tensor) or type(value) in _SCALARS or value is None:
         return value
     return Tensor(like.backend.xp.asarray(value), like.backend)
 
@@ -253,7 +253,7 @@ def _tensor(value: Any, backend: Backend) -> Any:
     """``value`` as a dparray op's tensor argument (a backend array becomes a constant)."""
     if isinstance(value, GraphArray):
         return value.tensor
-    if isinstance(value, (Tensor, *_SCALARS)):
+    if isinstance(value, Tensor) or type(value) in _SCALARS:
         return value
     return Tensor(backend.xp.asarray(value), backend)
 

@@ -39,7 +39,7 @@ from dparray.ops.elementwise import astype
 from dparray.ops.graph_arrays import GraphArray, graph_backend
 from dparray.tensor import Tensor, from_op
 
-_SCALARS = (int, float, bool)
+_SCALARS = (int, float, bool)  # exactly these: a NumPy scalar (a float subclass) is an array
 
 
 def propagate_graph(order: list[Function], pending: dict[Any, Any], retain_graph: bool,
@@ -138,7 +138,7 @@ def _replayed_class(node: Function) -> type[Function]:
 def _input_tensor(node: Function, index: int, array: Any) -> Any:
     """Input ``index`` of ``node`` as a tensor in the graph: the variable, a tensor made by the
     producer node, or a constant (a Python number stays one)."""
-    if array is None or isinstance(array, _SCALARS):
+    if array is None or type(array) in _SCALARS:
         return array
     parent = node.parents[index] if node.parents is not None else None
     if isinstance(parent, Tensor):
@@ -161,7 +161,7 @@ def _saved_inputs(node: Function, inputs: list[Any],
         if position is not None:
             t = tensors[position]
             rebuilt.append(GraphArray(t) if isinstance(t, Tensor) else t)
-        elif value is None or isinstance(value, _SCALARS) \
+        elif value is None or type(value) in _SCALARS \
                 or not is_floating(node.backend, value):
             rebuilt.append(_constant(value, node.backend))
         else:
@@ -170,7 +170,7 @@ def _saved_inputs(node: Function, inputs: list[Any],
 
 
 def _constant(value: Any, backend: Backend) -> Any:
-    if value is None or isinstance(value, _SCALARS):
+    if value is None or type(value) in _SCALARS:
         return value
     return GraphArray(Tensor(value, backend))
 

@@ -25,6 +25,10 @@ class ToBackend(Function):
     def backward(self, grad: Any) -> Any:
         return self.backend.asarray(self.target.to_numpy(grad))
 
+    def graph_backward(self, grad: Tensor) -> Tensor:
+        """The backward under ``create_graph``: the gradient moved back, differentiably."""
+        return to_backend(grad, self.backend)
+
 
 def to_backend(x: Tensor, target: Backend) -> Tensor:
     """``x`` on backend ``target``; ``x`` itself when it is there already."""
