@@ -91,8 +91,7 @@ def test_a_backward_outside_the_namespace_says_so(backend):
             return x * 2.0
 
         def backward(self, grad):
-            (x,) = self.saved
-            return self.xp.no_such_function(grad)
+            return self.xp.no_such_function(grad, *self.saved)
 
     x = _x()
     with pytest.raises(AttributeError, match="tensor namespace has no 'no_such_function'"):
@@ -143,7 +142,7 @@ def test_grad_of_an_intermediate_with_create_graph(backend):
 
 def test_grad_allow_unused(backend):
     x, unused = _x(), _x()
-    with pytest.raises(RuntimeError, match="input 1 .* is not used by the outputs"):
+    with pytest.raises(RuntimeError, match=r"input 1 .* is not used by the outputs"):
         dp.autograd.grad((x * x).sum(), [x, unused])
     gx, gu = dp.autograd.grad((x * x).sum(), [x, unused], allow_unused=True)
     assert gu is None and gx is not None

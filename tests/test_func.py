@@ -196,7 +196,7 @@ def test_functional_call_swaps_and_restores(backend):
     layer = nn.Linear(2, 2)
     original = layer.weight
     out = func.functional_call(layer, {"weight": dp.eye(2)}, (dp.tensor([[1.0, 2.0]]),))
-    np.testing.assert_allclose(out.numpy(), [[1.0, 2.0]] + layer.bias.numpy())
+    np.testing.assert_allclose(out.numpy(), np.array([[1.0, 2.0]]) + layer.bias.numpy())
     assert layer.weight is original
     with pytest.raises(ZeroDivisionError):
         func.functional_call(_Raising(), {"scale": dp.tensor(2.0)}, dp.tensor(1.0))
