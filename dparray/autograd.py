@@ -19,8 +19,9 @@ array in backward, not ``L`` of them added one by one.
 again as a graph of dparray ops, so the gradients are differentiable in turn: the walk itself
 is ``dparray.ops.graph_backward`` (it needs the ops, a layer above this one), bound here by
 ``bind_graph_engine`` when the ops load. A node that saved arrays keeps its input arrays too
-(``saved_inputs``) unless it declares ``saves_constants``, so that walk can rebuild what it
-saved from tensors; the first-order walk below never looks at them.
+(``saved_inputs``) unless its class declares that its saved arrays are constants or its own
+output (``Function.saved_values``), so that walk can rebuild what it saved as tensors; the
+first-order walk below never looks at them.
 """
 
 from __future__ import annotations
@@ -112,10 +113,13 @@ class Function:
     Derivatives of derivatives (``create_graph=True``) need nothing more: the engine runs
     ``forward`` again on the node's inputs as tensors and ``backward`` on the gradient as a
     tensor, both with ``self.xp`` set to dparray's own namespace (``dparray.ops.graph_arrays``),
-    so what backward computes is a graph of dparray ops. An op whose saved arrays are all
-    constants for its backward -- positions, masks, a drawn dropout mask, nothing it would
-    differentiate through -- sets ``saves_constants = True``: it then keeps no input arrays and
-    its forward is never run again.
+    so what backward computes is a graph of dparray ops. ``saved_values`` says what the saved
+    arrays are, so that the node keeps no more than that needs: ``"inputs"`` (the default)
+    when they are functions of the inputs, which the node then keeps; ``"constants"`` when
+    backward only reads them as constants -- positions, masks, a drawn dropout mask, nothing it
+    differentiates through -- and ``"output"`` when the one saved array is the op's output
+    (``tanh``, ``softmax``), which create_graph reaches through the node itself. Neither of the
+    last two keeps input arrays or runs forward again.
 
     Examples:
         >>> import dparray
@@ -142,7 +146,7 @@ class Function:
     parents: list[Edge] | None  # None once released: the node can no longer run backward
     inputs_meta: list[InputMeta] | None
     sequence: int
-    saves_constants = False  # True: backward treats every saved array as a constant
+    saved_values = "inputs"  # or "constants", or "output": see the class documentation
 
     def __call__(self, *inputs: Any) -> Tensor:
         backend = None
@@ -188,7 +192,7 @@ class Function:
             out = self.forward(*arrays)
             self.inputs_meta = metas
             self.sequence = next(_creation_order)
-            if self.saved and not self.saves_constants:  # for create_graph to rebuild them
+            if self.saved and self.saved_values == "inputs":  # for create_graph to rebuild
                 self.saved_inputs = arrays
             return from_op(out, backend, self)
         out = self.forward(*arrays)

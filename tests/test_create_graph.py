@@ -191,8 +191,25 @@ def test_nodes_keep_inputs_only_when_they_rebuild_saved_values(backend):
     x = _x()
     assert not hasattr((x + 1.0).grad_fn, "saved_inputs")  # nothing saved
     assert not hasattr(F.relu(x).grad_fn, "saved_inputs")  # its output, used as a mask
-    tanh = x.tanh().grad_fn
-    assert tanh.saved_inputs[0] is x.data  # saved its output: the input rebuilds it
+    assert not hasattr(x.tanh().grad_fn, "saved_inputs")  # its output
+    softplus = dp.softplus(x, beta=2.0).grad_fn
+    assert softplus.saved_inputs[0] is x.data  # saved beta * x: the input rebuilds it
+
+
+@pytest.mark.parametrize("op", [dp.tanh, dp.sigmoid, dp.exp, dp.softmax])
+def test_ops_that_save_their_output_free_their_input(op):
+    """As in PyTorch: the input of an op that saves its output (an intermediate no one else
+    holds) is freed after forward, and create_graph still differentiates through it."""
+    with dp.use_backend("numpy"):
+        w = dp.randn(8, 8, dtype="float64", requires_grad=True)
+        hidden = dp.randn(4, 8, dtype="float64") @ w
+        kept = weakref.ref(hidden.data)
+        out = op(hidden)
+        del hidden
+        gc.collect()
+        assert kept() is None
+        (g,) = dp.autograd.grad((out * out).sum(), w, create_graph=True)
+        assert dp.autograd.grad(g.sum(), w)[0].shape == (8, 8)
 
 
 def test_backward_frees_the_kept_inputs():
@@ -200,10 +217,10 @@ def test_backward_frees_the_kept_inputs():
         w = dp.randn(32, 32, requires_grad=True)
         hidden = dp.randn(4, 32) @ w
         kept = weakref.ref(hidden.data)
-        loss = hidden.tanh().sum()
+        loss = dp.softplus(hidden, beta=2.0).sum()
         del hidden
         gc.collect()
-        assert kept() is not None  # the tanh node keeps it, for create_graph
+        assert kept() is not None  # the softplus node keeps it, for create_graph
         loss.backward()
         gc.collect()
         assert kept() is None

@@ -143,7 +143,7 @@ class SoftCrossEntropy(Function):
 class NLL(_RowLoss):
     """Negative log-likelihood of ``M`` integer targets under ``(M, C)`` log-probabilities;
     ``weight`` is an optional ``(C,)`` array of class weights (no gradient)."""
-    saves_constants = True  # targets and weights
+    saved_values = "constants"  # targets and weights
 
 
     def forward(self, log_probs: Any, target: Any, weight: Any = None) -> Any:

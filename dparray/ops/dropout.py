@@ -15,7 +15,7 @@ class Dropout(Function):
     """``x * mask / (1 - p)``, the mask True with probability ``1 - p``, drawn from the
     current random stream (so a seed makes it repeat, and DataParallel's chunks draw their
     own)."""
-    saves_constants = True  # the drawn mask
+    saved_values = "constants"  # the drawn mask
 
 
     def __init__(self, p: float) -> None:

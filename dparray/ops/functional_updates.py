@@ -40,7 +40,7 @@ class ScatterRows(Function):
     array; repeated rows accumulate): the backend's ``scatter_add``, differentiable in
     ``target`` and ``values``. It keeps the index, a constant."""
 
-    saves_constants = True
+    saved_values = "constants"
 
     def forward(self, target: Any, index: Any, values: Any) -> Any:
         self.save(index)

@@ -6,8 +6,10 @@ a backend's kernel: the kernel table stands aside) whose ``xp`` is the tensor na
 whose ``backend`` is a ``GraphBackend`` (``dparray.ops.graph_arrays``). The replica's saved
 values must be tensors connected to the graph, so they are rebuilt from the node's inputs:
 
-* a node that saved nothing, or only constants (``saves_constants``), keeps its saved arrays
-  as constants;
+* a node that saved nothing, or only constants (``saved_values = "constants"``), keeps its
+  saved arrays as constants; one whose saved array is its output (``"output"``: ``tanh``,
+  ``softmax``) gets its output as a tensor made by the node itself, so derivatives through it
+  run the node's own backward, as PyTorch's saved results do;
 * a node whose saved arrays are its own inputs (``Mul`` saves ``a`` and ``b``, ``MatMul``,
   ``Linear``, ``sin``...) takes those inputs as tensors, found by identity;
 * any other node runs its forward again on its inputs as tensors (``Tanh`` saved its output,
@@ -106,14 +108,18 @@ def make_replica(node: Function, edges: list[Any]) -> Function:
     replica.parents, replica.inputs_meta = list(edges), node.inputs_meta
     replica.sequence, replica.saved = node.sequence, ()
     saved = node.saved
-    if not saved or cls.saves_constants:
+    if not saved or cls.saved_values == "constants":
         replica.saved = tuple(_constant(s, node.backend) for s in saved)
+        return replica
+    if cls.saved_values == "output":
+        replica.saved = (_own_output(node, saved[0]),)
         return replica
     inputs = getattr(node, "saved_inputs", None)
     if not inputs:
         raise RuntimeError(
             f"create_graph: {type(node).__name__} saved arrays but kept no inputs to rebuild "
-            "them from; a Function that saves only constants declares saves_constants = True"
+            "them from; a Function that saves only constants, or only its output, says so "
+            "with saved_values"
         )
     tensors = [_input_tensor(node, i, array) for i, array in enumerate(inputs)]
     by_identity = _saved_inputs(node, inputs, tensors) if cls is type(node) else None
@@ -123,6 +129,15 @@ def make_replica(node: Function, edges: list[Any]) -> Function:
     replica.prepare_replay(node)
     replica.forward(*(GraphArray(t) if isinstance(t, Tensor) else t for t in tensors))
     return replica
+
+
+def _own_output(node: Function, array: Any) -> GraphArray:
+    """The output a node saved, as a tensor whose producer is the node itself; in the shape of
+    its input (every such op keeps its input's shape; a kernel may save its output as rows)."""
+    meta = node.inputs_meta[0] if node.inputs_meta else None
+    if meta is not None and tuple(array.shape) != meta[0]:
+        array = node.backend.xp.reshape(array, meta[0])
+    return GraphArray(from_op(array, node.backend, node))
 
 
 def _replayed_class(node: Function) -> type[Function]:

@@ -71,7 +71,7 @@ class GetItem(Function):
 
 class Take(Function):
     """Rows ``index`` of ``x`` along ``axis``; ``index`` may have any shape."""
-    saves_constants = True  # positions
+    saved_values = "constants"  # positions
 
 
     def __init__(self, axis: int) -> None:
@@ -105,7 +105,7 @@ class Take(Function):
 class IndexArrays(Function):
     """``y`` indexed at ``axes`` by integer arrays broadcast together (NumPy's advanced
     indexing), as one take at a linear position into those axes."""
-    saves_constants = True  # positions
+    saved_values = "constants"  # positions
 
 
     def __init__(self, axes: tuple[int, ...], names: tuple[int, ...]) -> None:
@@ -152,7 +152,7 @@ class IndexArrays(Function):
 
 class Gather(Function):
     """PyTorch's ``gather``: along axis 0, ``out[i, j] = x[index[i, j], j]``, and so on."""
-    saves_constants = True  # positions
+    saved_values = "constants"  # positions
 
 
     def __init__(self, axis: int) -> None:
@@ -180,7 +180,7 @@ class Scatter(Function):
     """PyTorch's ``scatter``, out of place: ``x`` with ``src`` (an array of the index's shape,
     or a Python scalar) written at ``index`` along ``axis``; where a position is written more
     than once, the last write wins, as in NumPy's ``put_along_axis``."""
-    saves_constants = True  # positions and masks
+    saved_values = "constants"  # positions and masks
 
 
     def __init__(self, axis: int) -> None:
@@ -225,7 +225,7 @@ class Scatter(Function):
 class ScatterAdd(Function):
     """PyTorch's ``scatter_add``, out of place: ``x`` plus ``src`` added at ``index`` along
     ``axis``; repeated positions accumulate."""
-    saves_constants = True  # positions
+    saved_values = "constants"  # positions
 
 
     def __init__(self, axis: int) -> None:

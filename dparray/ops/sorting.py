@@ -33,7 +33,7 @@ class ValuesIndices(NamedTuple):
 
 class Sort(Function):
     """``x`` sorted along ``axis``; the gradient is un-sorted by the inverse permutation."""
-    saves_constants = True  # the order
+    saved_values = "constants"  # the order
 
 
     def __init__(self, axis: int = -1, descending: bool = False, stable: bool = True) -> None:
@@ -62,7 +62,7 @@ class Sort(Function):
 class TopK(Function):
     """The ``k`` largest (or smallest) elements along ``axis``, in order; their positions are
     kept in ``self.indices`` for the caller. The gradient goes to the picked positions."""
-    saves_constants = True  # the order
+    saved_values = "constants"  # the order
 
 
     def __init__(self, k: int, axis: int = -1, largest: bool = True) -> None:
