@@ -287,14 +287,16 @@ def backward(root: Tensor, grad: Tensor | None = None, *, retain_graph: bool | N
     order = reverse_topological_order(root._node)
     if create_graph:
         leaves = _run_graph_engine(order, {root._node: seed}, retain, -1, None)
-        variables = sorted((t for t in leaves if isinstance(t, Tensor)), key=_by_order)
+        variables = sorted((t for t in leaves if isinstance(t, Tensor) and t._is_variable),
+                           key=_by_order)
         return Gradients({t: leaves[t] for t in variables})
     token = _retaining.set(retain)
     try:
         leaves = propagate(order, {root._node: seed.data}, retain)
     finally:
         _retaining.reset(token)
-    variables = [t for t in leaves if isinstance(t, Tensor)]  # a whole graph ends in variables
+    # a whole graph ends in variables (or in tensors that were: a dparray.func argument)
+    variables = [t for t in leaves if isinstance(t, Tensor) and t._is_variable]
     variables.sort(key=lambda t: t._order)
     return Gradients({t: Tensor(leaves[t], t.backend) for t in variables})
 

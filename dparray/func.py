@@ -9,7 +9,9 @@ vjp ``J^T u``, linear in ``u``). Transforms nest (``hessian`` is ``jacrev`` of `
 argument that is already in a graph keeps its place in it, and a derivative is itself built as
 a graph whenever something outside the transform may differentiate it -- the argument was
 tracked, or the function reads tracked tensors (a model's parameters) -- and as plain values
-otherwise, which costs one backward pass less.
+otherwise, which costs one backward pass less. The variables a transform makes for its arguments
+are constants again once it returns, so ``backward()`` of a loss built from its results gives
+gradients for the model's parameters only.
 
 ``functional_call(module, params, args)`` runs a module with some of its parameters and
 buffers replaced, so a model's loss becomes a function of a dict of parameters that the
@@ -145,12 +147,12 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         [1.0, 1.080605]
     """
     primals, tangents = _pair("jvp", primals, tangents)
-    call = _Call(f, tuple(primals), tuple(range(len(primals))), {})
-    out, aux = call.split(call.run(), has_aux)
-    directions = _tangent_leaves("jvp", call, tangents)
-    forward = _Forward(call, out)
-    result = forward.product(directions)
-    value = out if forward.graph else _detached(out)
+    with _Call(f, tuple(primals), tuple(range(len(primals))), {}) as call:
+        out, aux = call.split(call.run(), has_aux)
+        directions = _tangent_leaves("jvp", call, tangents)
+        forward = _Forward(call, out)
+        result = forward.product(directions)
+        value = out if forward.graph else _detached(out)
     return (value, result, aux) if has_aux else (value, result)
 
 
@@ -167,26 +169,31 @@ def jacrev(f: Callable[..., Any], argnums: Argnums = 0,
         [[2.0, 0.0], [0.0, 6.0]]
     """
     def jacobian(*args: Any, **kwargs: Any) -> Any:
-        call = _Call(f, args, argnums, kwargs)
-        out, aux = call.split(call.run(), has_aux)
-        outputs, structure = _tree.flatten(out, Tensor)
-        graph = call.needs_graph(outputs)
-        blocks = []
-        for o in outputs:
-            rows: list[list[Tensor]] = [[] for _ in call.leaves]
-            for k in range(o.elem_count()):
-                if _is_tracked(o):
-                    found = _grad(o, call.leaves, _one_hot(o, k), retain_graph=True,
-                                  create_graph=graph, allow_unused=True)
-                else:
-                    found = tuple(None for _ in call.leaves)
-                for row, g, leaf in zip(rows, found, call.leaves, strict=True):
-                    row.append(_zeros(leaf) if g is None else g)
-            blocks.append([_stacked(row, o.shape, leaf.shape)
-                           for row, leaf in zip(rows, call.leaves, strict=True)])
-        result = _tree.rebuild(structure, [call.rebuild(block) for block in blocks])
-        return (result, aux) if has_aux else result
+        with _Call(f, args, argnums, kwargs) as call:
+            return _reverse_jacobian(call, has_aux)
     return jacobian
+
+
+def _reverse_jacobian(call: _Call, has_aux: bool) -> Any:
+    """``jacrev``'s Jacobian of one call: one reverse pass per output element."""
+    out, aux = call.split(call.run(), has_aux)
+    outputs, structure = _tree.flatten(out, Tensor)
+    graph = call.needs_graph(outputs)
+    blocks = []
+    for o in outputs:
+        rows: list[list[Tensor]] = [[] for _ in call.leaves]
+        for k in range(o.elem_count()):
+            if _is_tracked(o):
+                found = _grad(o, call.leaves, _one_hot(o, k), retain_graph=True,
+                              create_graph=graph, allow_unused=True)
+            else:
+                found = tuple(None for _ in call.leaves)
+            for row, g, leaf in zip(rows, found, call.leaves, strict=True):
+                row.append(_zeros(leaf) if g is None else g)
+        blocks.append([_stacked(row, o.shape, leaf.shape)
+                       for row, leaf in zip(rows, call.leaves, strict=True)])
+    result = _tree.rebuild(structure, [call.rebuild(block) for block in blocks])
+    return (result, aux) if has_aux else result
 
 
 def jacfwd(f: Callable[..., Any], argnums: Argnums = 0,
@@ -200,24 +207,26 @@ def jacfwd(f: Callable[..., Any], argnums: Argnums = 0,
         [[[1.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 1.0]]]
     """
     def jacobian(*args: Any, **kwargs: Any) -> Any:
-        call = _Call(f, args, argnums, kwargs)
-        out, aux = call.split(call.run(), has_aux)
-        outputs, structure = _tree.flatten(out, Tensor)
-        forward = _Forward(call, out)
-        columns: list[list[list[Tensor]]] = [[[] for _ in call.leaves] for _ in outputs]
-        for i, leaf in enumerate(call.leaves):
-            for k in range(leaf.elem_count()):
-                directions = [_one_hot(leaf, k) if j == i else None
-                              for j in range(len(call.leaves))]
-                products, _ = _tree.flatten(forward.product(directions, structured=False),
-                                            Tensor)
-                for o, product in enumerate(products):
-                    columns[o][i].append(product)
-        blocks = [[_stacked_columns(columns[o][i], out_leaf.shape, leaf.shape)
-                   for i, leaf in enumerate(call.leaves)] for o, out_leaf in enumerate(outputs)]
-        result = _tree.rebuild(structure, [call.rebuild(block) for block in blocks])
-        return (result, aux) if has_aux else result
+        with _Call(f, args, argnums, kwargs) as call:
+            return _forward_jacobian(call, has_aux)
     return jacobian
+
+
+def _forward_jacobian(call: _Call, has_aux: bool) -> Any:
+    """``jacfwd``'s Jacobian of one call: one Jacobian-vector product per argument element."""
+    out, aux = call.split(call.run(), has_aux)
+    outputs, structure = _tree.flatten(out, Tensor)
+    forward = _Forward(call, out)
+    columns: list[list[list[Tensor]]] = [[[] for _ in call.leaves] for _ in outputs]
+    for i, leaf in enumerate(call.leaves):
+        for k in range(leaf.elem_count()):
+            directions = [_one_hot(leaf, k) if j == i else None for j in range(len(call.leaves))]
+            for o, product in enumerate(forward.product(directions, structured=False)):
+                columns[o][i].append(product)
+    blocks = [[_stacked_columns(columns[o][i], out_leaf.shape, leaf.shape)
+               for i, leaf in enumerate(call.leaves)] for o, out_leaf in enumerate(outputs)]
+    result = _tree.rebuild(structure, [call.rebuild(block) for block in blocks])
+    return (result, aux) if has_aux else result
 
 
 def hessian(f: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any]:
@@ -247,7 +256,11 @@ def hvp(f: Callable[..., Any], primals: Sequence[Any],
         (9.0, [6.0, 12.0])
     """
     primals, tangents = _pair("hvp", primals, tangents)
-    call = _Call(f, tuple(primals), tuple(range(len(primals))), {})
+    with _Call(f, tuple(primals), tuple(range(len(primals))), {}) as call:
+        return _hessian_vector_product(call, tangents)
+
+
+def _hessian_vector_product(call: _Call, tangents: tuple[Any, ...]) -> tuple[Any, Any]:
     out = call.run()
     _check_scalar("hvp", out)
     directions = _tangent_leaves("hvp", call, tangents)
@@ -326,6 +339,7 @@ class _Call:
         self.leaves: list[Tensor] = []
         self.structures: list[tuple[_tree.Structure, int]] = []
         self.fresh: set[int] = set()  # the ids of the variables made here
+        self.duals: list[Tensor] = []  # jvp's variables of the outputs' shapes
         self.tracked = False  # some leaf was in a graph already
         for i in _positions(argnums, len(args)):
             found, structure = _tree.flatten(self.args[i], Tensor)
@@ -347,6 +361,20 @@ class _Call:
         leaf = Tensor(t.data, t.backend, is_variable=True)
         self.fresh.add(id(leaf))
         return leaf
+
+    def __enter__(self) -> _Call:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.retire()
+
+    def retire(self) -> None:
+        """Make the variables this call made constants again: a ``backward()`` through the
+        transform's results then reports no gradient for them (``vjp``, whose function may be
+        called later, keeps them)."""
+        for leaf in self.leaves + self.duals:
+            if id(leaf) in self.fresh:
+                leaf.is_variable = False
 
     def run(self) -> Any:
         self.mark = next_sequence_number()
@@ -416,6 +444,8 @@ class _Forward:
         tracked = [o for o in self.outputs if _is_tracked(o)]
         self.duals = [Tensor(o.backend.xp.zeros_like(o.data), o.backend, is_variable=True)
                       for o in tracked]
+        call.duals.extend(self.duals)
+        call.fresh.update(id(u) for u in self.duals)
         self.transposed: tuple[Tensor | None, ...] = tuple(None for _ in call.leaves)
         if tracked:
             self.transposed = _grad(tracked, call.leaves, self.duals, create_graph=True,
@@ -438,14 +468,14 @@ class _Forward:
 
 def _value_and_grad(f: Callable[..., Any], argnums: Argnums, has_aux: bool,
                     args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
-    call = _Call(f, args, argnums, kwargs)
-    out, aux = call.split(call.run(), has_aux)
-    _check_scalar("grad", out)
-    if not _is_tracked(out):
-        return (_detached(out), aux), call.rebuild_all([None] * len(call.leaves))
-    graph = call.needs_graph([out])
-    found = _grad(out, call.leaves, create_graph=graph, allow_unused=True)
-    return (out if graph else _detached(out), aux), call.rebuild_all(list(found))
+    with _Call(f, args, argnums, kwargs) as call:
+        out, aux = call.split(call.run(), has_aux)
+        _check_scalar("grad", out)
+        if not _is_tracked(out):
+            return (_detached(out), aux), call.rebuild_all([None] * len(call.leaves))
+        graph = call.needs_graph([out])
+        found = _grad(out, call.leaves, create_graph=graph, allow_unused=True)
+        return (out if graph else _detached(out), aux), call.rebuild_all(list(found))
 
 
 def _positions(argnums: Argnums, count: int) -> list[int]:
