@@ -478,10 +478,7 @@ def propagate(order: list[Function], pending: dict[Function, Any], retain_graph:
         if type(grads_in) is not tuple:
             grads_in = (grads_in,)
         if len(grads_in) != len(parents):
-            raise RuntimeError(
-                f"{type(node).__name__}.backward returned {len(grads_in)} gradients for "
-                f"{len(parents)} inputs"
-            )
+            raise wrong_count(node, len(grads_in), len(parents))
         for parent, meta, g in zip(parents, metas, grads_in, strict=False):  # lengths checked
             if parent is None or g is None or meta is None:
                 continue
@@ -604,6 +601,13 @@ def reverse_topological_order(roots: Function | list[Function],
                 nodes.append(parent)
     nodes.sort(key=_by_creation, reverse=True)
     return nodes
+
+
+def wrong_count(node: Function, count: int, inputs: int) -> RuntimeError:
+    """The error for a backward that returned ``count`` gradients for ``inputs`` inputs."""
+    return RuntimeError(
+        f"{type(node).__name__}.backward returned {count} gradients for {inputs} inputs"
+    )
 
 
 def _freed(node: Function) -> RuntimeError:

@@ -168,10 +168,16 @@ def jacrev(f: Callable[..., Any], argnums: Argnums = 0,
         >>> dp.func.jacrev(lambda x: x ** 2)(dp.tensor([1.0, 3.0])).tolist()
         [[2.0, 0.0], [0.0, 6.0]]
     """
-    def jacobian(*args: Any, **kwargs: Any) -> Any:
+    return _transform(_reverse_jacobian, f, argnums, has_aux)
+
+
+def _transform(run: Callable[[_Call, bool], Any], f: Callable[..., Any], argnums: Argnums,
+               has_aux: bool) -> Callable[..., Any]:
+    """The function of the arguments that ``run`` makes of one call of ``f``."""
+    def transformed(*args: Any, **kwargs: Any) -> Any:
         with _Call(f, args, argnums, kwargs) as call:
-            return _reverse_jacobian(call, has_aux)
-    return jacobian
+            return run(call, has_aux)
+    return transformed
 
 
 def _reverse_jacobian(call: _Call, has_aux: bool) -> Any:
@@ -206,10 +212,7 @@ def jacfwd(f: Callable[..., Any], argnums: Argnums = 0,
         >>> dp.func.jacfwd(lambda x: x.sum(axis=0))(dp.ones(2, 2)).tolist()
         [[[1.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 1.0]]]
     """
-    def jacobian(*args: Any, **kwargs: Any) -> Any:
-        with _Call(f, args, argnums, kwargs) as call:
-            return _forward_jacobian(call, has_aux)
-    return jacobian
+    return _transform(_forward_jacobian, f, argnums, has_aux)
 
 
 def _forward_jacobian(call: _Call, has_aux: bool) -> Any:

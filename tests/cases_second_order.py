@@ -180,3 +180,14 @@ LOSSES = [
 ]
 
 SECOND_ORDER_CASES = FUSED + LOSSES
+
+
+def fixture_keys(cases: list) -> list[str]:
+    """Each case's key in ``tests/data/second_order.safetensors``: its name, with ``#2``,
+    ``#3``... for a name met again (``softplus`` is both an op and an activation case)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for case in cases:
+        seen[case.name] = seen.get(case.name, 0) + 1
+        keys.append(case.name if seen[case.name] == 1 else f"{case.name}#{seen[case.name]}")
+    return keys

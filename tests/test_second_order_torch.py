@@ -10,6 +10,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from cases_second_order import fixture_keys
 from conftest import to_tensor
 from safetensors.numpy import load_file
 from test_ops import EVERY_CASE
@@ -20,18 +21,7 @@ FIXTURE = pathlib.Path(__file__).parent / "data" / "second_order.safetensors"
 RECORDED = load_file(str(FIXTURE))
 
 
-def _keys(cases):
-    """The fixture's key of each case: its name, ``#2``... for a name met again (as the
-    generator numbers them)."""
-    seen: dict[str, int] = {}
-    keys = []
-    for case in cases:
-        seen[case.name] = seen.get(case.name, 0) + 1
-        keys.append(case.name if seen[case.name] == 1 else f"{case.name}#{seen[case.name]}")
-    return keys
-
-
-KEYED = list(zip(_keys(EVERY_CASE), EVERY_CASE, strict=True))
+KEYED = list(zip(fixture_keys(EVERY_CASE), EVERY_CASE, strict=True))
 
 
 def test_every_op_case_has_a_pytorch_fixture():

@@ -34,6 +34,7 @@ from dparray.autograd import (
     _freed,
     _unbroadcast,
     bind_graph_engine,
+    wrong_count,
 )
 from dparray.backend import Backend, kernels
 from dparray.ops._promote import is_floating
@@ -65,10 +66,7 @@ def propagate_graph(order: list[Function], pending: dict[Any, Any], retain_graph
         if grads_in is None:
             continue
         if len(grads_in) != len(edges):
-            raise RuntimeError(
-                f"{type(node).__name__}.backward returned {len(grads_in)} gradients for "
-                f"{len(edges)} inputs"
-            )
+            raise wrong_count(node, len(grads_in), len(edges))
         for parent, meta, g in zip(edges, metas, grads_in, strict=False):  # lengths checked
             if parent is None or g is None or meta is None:
                 continue

@@ -30,6 +30,7 @@ from safetensors.numpy import save_file
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
+from cases_second_order import fixture_keys  # noqa: E402
 from test_ops import EVERY_CASE  # noqa: E402  (the op table, as the tests see it)
 
 F = torch.nn.functional
@@ -364,16 +365,6 @@ def _scatter_last_wins(x, axis, index, s):
     return out
 
 
-def keys(cases):
-    """Each case's key in the file: its name, with ``#2``, ``#3``... for a name seen again."""
-    seen: dict[str, int] = {}
-    result = []
-    for case in cases:
-        seen[case.name] = seen.get(case.name, 0) + 1
-        result.append(case.name if seen[case.name] == 1 else f"{case.name}#{seen[case.name]}")
-    return result
-
-
 def record(key, case):
     rng = np.random.default_rng(zlib.crc32(key.encode()))
     arrays = case.inputs(rng)
@@ -409,7 +400,7 @@ def _stored(value):
 
 def main() -> None:
     torch.set_default_dtype(torch.float64)
-    names = keys(EVERY_CASE)
+    names = fixture_keys(EVERY_CASE)
     missing = [key for key in names if key not in TORCH]
     if missing:
         raise SystemExit(f"no PyTorch form for: {', '.join(missing)}")
