@@ -59,6 +59,9 @@ GraphEngine: TypeAlias = (
 """The create_graph walk: ``(order, pending, retain_graph, stop_below, wanted)`` -> reached."""
 _graph_engine: GraphEngine | None = None
 
+SAVED_VALUES = ("inputs", "constants", "output")
+"""What a Function's saved arrays can be (``Function.saved_values``)."""
+
 
 def is_grad_enabled() -> bool:
     """Whether ops record a graph in the current context."""
@@ -142,11 +145,19 @@ class Function:
     backend: Any
     xp: Any
     saved: tuple[Any, ...]
-    saved_inputs: list[Any]  # the input arrays, kept beside saved arrays for create_graph
+    saved_inputs: Sequence[Any]  # the input arrays, kept beside saved arrays for create_graph
     parents: list[Edge] | None  # None once released: the node can no longer run backward
     inputs_meta: list[InputMeta] | None
     sequence: int
     saved_values = "inputs"  # or "constants", or "output": see the class documentation
+    _keeps_inputs = True  # saved_values == "inputs", decided once per class
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.saved_values not in SAVED_VALUES:
+            raise ValueError(f"{cls.__name__}.saved_values must be one of "
+                             f"{', '.join(map(repr, SAVED_VALUES))}, got {cls.saved_values!r}")
+        cls._keeps_inputs = cls.saved_values == "inputs"
 
     def __call__(self, *inputs: Any) -> Tensor:
         backend = None
@@ -192,7 +203,7 @@ class Function:
             out = self.forward(*arrays)
             self.inputs_meta = metas
             self.sequence = next(_creation_order)
-            if self.saved and self.saved_values == "inputs":  # for create_graph to rebuild
+            if self.saved and self._keeps_inputs:  # for create_graph to rebuild them
                 self.saved_inputs = arrays
             return from_op(out, backend, self)
         out = self.forward(*arrays)
@@ -229,7 +240,7 @@ class Function:
     def release(self) -> None:
         """Drop saved arrays and edges; the node can no longer run backward."""
         self.saved = ()
-        self.saved_inputs = []
+        self.saved_inputs = ()
         self.parents = None
         self.inputs_meta = None
 

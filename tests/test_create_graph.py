@@ -239,3 +239,10 @@ def test_first_order_backward_after_create_graph_is_unchanged(backend, rng):
     loss = loss_of(w)
     loss.backward(create_graph=True)
     np.testing.assert_array_equal(loss.backward()[w].numpy(), fresh)
+
+
+def test_saved_values_must_be_one_of_three():
+    with pytest.raises(ValueError, match="saved_values must be one of 'inputs', 'constants', "
+                                         "'output', got 'outputs'"):
+        class Typo(dp.Function):
+            saved_values = "outputs"
