@@ -35,6 +35,11 @@ class DType:
     def is_floating(self) -> bool:
         return self.kind == "float"
 
+    @property
+    def is_floating_point(self) -> bool:
+        """PyTorch's name for ``is_floating``."""
+        return self.kind == "float"
+
 
 bool_ = DType("bool", "bool")
 int8 = DType("int8", "int")
@@ -49,6 +54,13 @@ float64 = DType("float64", "float")
 ALL_DTYPES: dict[str, DType] = {
     d.name: d for d in (bool_, int8, int16, int32, int64, uint8, float16, float32, float64)
 }
+
+TORCH_ALIASES: dict[str, DType] = {
+    "long": int64, "int": int32, "short": int16, "half": float16, "float": float32,
+    "double": float64, "bool": bool_,
+}
+"""PyTorch's other names for these dtypes (``torch.long`` is int64, ``torch.float`` float32,
+...); ``dparray`` exports each under its PyTorch name (``dparray.long``)."""
 
 _default_float = float32
 _tables: dict[Backend, _Table] = {}

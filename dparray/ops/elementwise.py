@@ -13,8 +13,8 @@ from dparray import dtypes as _dtypes
 from dparray._checks import check_number
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
-from dparray.ops._promote import as_float, with_python_float
-from dparray.ops._util import as_operands, check_same_kind
+from dparray.ops._promote import as_float, promote
+from dparray.ops._util import as_operands
 from dparray.tensor import Tensor, from_op
 
 __all__ = [
@@ -204,8 +204,7 @@ class Maximum(Function):
     """``max(a, b)`` elementwise; at ties each side gets half the gradient."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("maximum", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         self.save(a, b)
         return self.xp.maximum(a, b)
 
@@ -217,8 +216,7 @@ class Minimum(Function):
     """``min(a, b)`` elementwise; at ties each side gets half the gradient."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("minimum", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         self.save(a, b)
         return self.xp.minimum(a, b)
 
@@ -285,8 +283,7 @@ class Where(Function):
         xp = self.xp
         if getattr(condition, "dtype", None) != xp.bool:
             raise TypeError(f"where: the condition must be a bool tensor, got {condition!r:.60}")
-        check_same_kind("where", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         self.save(condition)
         return xp.where(condition, a, b)
 

@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 from dparray.autograd import Function
-from dparray.ops._promote import as_float
-from dparray.ops._util import as_operands, check_same_kind
+from dparray.ops._promote import as_float, promote
+from dparray.ops._util import as_operands
 from dparray.tensor import Tensor
 
 __all__ = [
@@ -133,7 +133,7 @@ class LogAddExp(Function):
     """``log(exp(a) + exp(b))``, computed without overflow."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("logaddexp", self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         xp = self.xp
         a, b = as_float(self.backend, a), as_float(self.backend, b)
         if not hasattr(a, "dtype"):  # the standard's logaddexp takes arrays only

@@ -1,9 +1,9 @@
-"""Out-of-place forms of the two writes that backwards make into arrays, as graph nodes, so a
-backward run under ``create_graph`` stays differentiable: item assignment
-(``out[key] = values``) and the backend's row scatter-add (``Backend.scatter_add``).
+"""The backend's row scatter-add (``Backend.scatter_add``) as a graph node, so that a
+backward that adds rows into zeros (``take``'s, ``gather``'s) stays differentiable when it runs
+under ``create_graph``. (The other write backwards make, item assignment, is ``index_put``.)
 
-Both are linear in their differentiable inputs, so their own backwards need nothing saved and
-are differentiable again, to any order.
+It is linear in its differentiable inputs, so its backward needs only the index and is
+differentiable again, to any order.
 """
 
 from __future__ import annotations
@@ -11,28 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from dparray.autograd import Function
-
-
-class SetItem(Function):
-    """``x`` with ``values`` written at ``key`` (``values`` broadcast to the slice): the
-    gradient of ``x`` is zero there, that of ``values`` is the gradient's slice."""
-
-    def __init__(self, key: Any) -> None:
-        self.key = key
-
-    def forward(self, x: Any, values: Any) -> Any:
-        out = self.xp.asarray(x, copy=True)
-        out[self.key] = values
-        return out
-
-    def backward(self, grad: Any) -> tuple[Any, Any]:
-        grad_x = grad_values = None
-        if self.needs_grad(0):
-            grad_x = self.xp.asarray(grad, copy=True)
-            grad_x[self.key] = 0
-        if self.needs_grad(1):
-            grad_values = grad[self.key]
-        return grad_x, grad_values
 
 
 class ScatterRows(Function):

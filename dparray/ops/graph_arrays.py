@@ -6,9 +6,10 @@ To differentiate a backward, the engine (``dparray.ops.graph_backward``) runs it
 ``self.xp`` set to a ``TensorNamespace`` and every array replaced by a ``GraphArray``: a tensor
 that looks like an array of its backend -- a native ``dtype``, ``shape``, the operators, item
 assignment -- while every function and operator on it is a dparray op, so the backward records
-a graph of its own. ``GraphBackend`` stands in for the node's backend: its kernel table is
-empty (fused ops run their array-API references), and the hooks a backward calls
-(``scatter_add``, ``erf``) are differentiable ops too.
+a graph of its own; item assignment is ``index_put``, out of place. ``GraphBackend`` stands
+in for the node's backend: its kernel table is empty (fused ops run their array-API
+references), and the hooks a backward calls (``scatter_add``, ``erf``) are differentiable ops
+too.
 
 Functions whose results are constants (comparisons, ``argsort``, ``nonzero``, ...) and array
 creation run on the backend's own namespace and come back as constant ``GraphArray``s.
@@ -33,7 +34,8 @@ from dparray.ops import rounding as _rounding
 from dparray.ops import scan as _scan
 from dparray.ops import shape as _shape
 from dparray.ops import trigonometric as _trig
-from dparray.ops.functional_updates import ScatterRows, SetItem
+from dparray.ops.functional_updates import ScatterRows
+from dparray.ops.index_put import index_put
 from dparray.tensor import Tensor
 
 _SCALARS = (int, float, bool)  # exactly these: a NumPy scalar (a float subclass) is an array
@@ -90,7 +92,7 @@ class GraphArray:
         return GraphArray(_indexing.getitem(self.tensor, index_key(key)))
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self.tensor = SetItem(index_key(key))(self.tensor, operand(value, self.tensor))
+        self.tensor = index_put(self.tensor, index_key(key), operand(value, self.tensor))
 
     # ------------------------------------------------------------------ Python protocols
     def __bool__(self) -> bool:

@@ -1,4 +1,5 @@
-"""Indexing: ``x[key]``, take, index_select, gather, scatter, scatter_add and masked_fill.
+"""Indexing: ``x[key]``, take, index_select, gather, scatter, scatter_add, scatter_reduce and
+masked_fill.
 
 ``x[key]`` follows NumPy. A *basic* key -- ints, slices, ``None`` and ``...`` -- gives a view
 whose gradient is written back into zeros. An *advanced* key holds integer tensors (or lists of
@@ -24,6 +25,7 @@ from typing import Any
 from dparray import dtypes as _dtypes
 from dparray._checks import (
     check_bool,
+    check_choice,
     check_int,
     check_number,
     check_tensor,
@@ -35,7 +37,8 @@ from dparray.backend import Backend
 from dparray.creation import tensor
 from dparray.ops._util import PYTHON_SCALARS, broadcast_shapes
 from dparray.ops.elementwise import where
-from dparray.tensor import Tensor
+from dparray.ops.scatter_reduce import REDUCTIONS, ScatterReduce
+from dparray.tensor import Tensor, from_op
 
 __all__ = [
     "getitem",
@@ -45,6 +48,7 @@ __all__ = [
     "masked_fill",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
 ]
 
 
@@ -200,7 +204,7 @@ class Scatter(Function):
         linear = _linear_positions(xp, position, axis, tuple(x.shape))
         size = math.prod(x.shape)
         if linear.shape[0]:
-            hit, source = _last_writes(xp, linear, size)
+            hit, source = last_writes(xp, linear, size)
         else:
             hit, source = xp.zeros((size,), dtype=xp.bool), xp.zeros((size,), dtype=xp.int64)
         self.input_shape, self.index_shape = tuple(x.shape), tuple(index.shape)
@@ -322,12 +326,15 @@ def gather(x: Tensor, axis: int, index: Any) -> Tensor:
     return Gather(axis)(x, _index_argument(index, x, "gather"))
 
 
-def scatter(x: Tensor, axis: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+def scatter(x: Tensor, axis: int, index: Any, src: Any = None, *, value: Any = None,
+            reduce: str | None = None) -> Tensor:
     """PyTorch's ``scatter``, out of place: a copy of ``x`` with the entries of ``src`` (a
     tensor at least as large as ``index`` in every axis, or a Python number; or ``value=``)
     written where ``index`` points along ``axis``. Where a position is written more than once,
     the last write wins (PyTorch leaves that undefined). Differentiable in ``x`` (zero where
-    written) and ``src`` (the gradient at the written positions).
+    written) and ``src`` (the gradient at the written positions). PyTorch's ``reduce="add"``
+    or ``"multiply"`` combines the entries with ``x``'s instead: ``scatter_reduce`` with
+    ``"sum"`` or ``"prod"`` and ``include_self=True``.
 
     Examples:
         >>> import dparray
@@ -343,6 +350,15 @@ def scatter(x: Tensor, axis: int, index: Any, src: Any = None, *, value: Any = N
     index = _index_argument(index, x, "scatter")
     if (src is None) == (value is None):
         raise TypeError("scatter: give exactly one of src and value")
+    if reduce is not None:
+        mode = check_choice(reduce, "reduce", "scatter", ("add", "multiply"))
+        given = src if value is None else value
+        if not isinstance(given, Tensor):
+            given = fill_value(given, x, "scatter", "src" if value is None else "value")
+            given = from_op(x.backend.xp.full(index.shape, given, dtype=x.data.dtype),
+                            x.backend, None)
+        return _scatter_reduce("scatter", x, axis, index, given,
+                               "sum" if mode == "add" else "prod", True)
     if value is not None or not isinstance(src, Tensor):
         given, name = (src, "src") if value is None else (value, "value")
         return Scatter(axis)(x, index, fill_value(given, x, "scatter", name))
@@ -365,6 +381,46 @@ def scatter_add(x: Tensor, axis: int, index: Any, src: Tensor) -> Tensor:
     index = _index_argument(index, x, "scatter_add")
     check_tensor(src, "src", "scatter_add")
     return ScatterAdd(axis)(x, index, _source(src, index, x, "scatter_add"))
+
+
+def scatter_reduce(x: Tensor, axis: int, index: Any, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """PyTorch's ``scatter_reduce``, out of place: a copy of ``x`` where every position that
+    ``index`` names along ``axis`` holds the ``reduce`` -- ``"sum"``, ``"prod"``, ``"mean"``,
+    ``"amax"`` or ``"amin"`` -- of the entries of ``src`` sent there, and of ``x``'s own value
+    there when ``include_self`` (positions no entry names keep ``x``'s value). An integer mean
+    rounds down, as in PyTorch. Differentiable in ``x`` and ``src``; ties of ``amax`` and
+    ``amin`` share the gradient equally, as in PyTorch.
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([1.0, 2.0, 3.0])
+        >>> src = dparray.tensor([5.0, 6.0, 7.0, 8.0])
+        >>> index = dparray.tensor([0, 0, 2, 2])
+        >>> dparray.scatter_reduce(x, 0, index, src, "amax").tolist()
+        [6.0, 2.0, 8.0]
+        >>> dparray.scatter_reduce(x, 0, index, src, "mean", include_self=False).tolist()
+        [5.5, 2.0, 7.5]
+    """
+    check_tensor(x, "x", "scatter_reduce")
+    check_tensor(src, "src", "scatter_reduce")
+    mode = check_choice(reduce, "reduce", "scatter_reduce", REDUCTIONS)
+    include_self = check_bool(include_self, "include_self", "scatter_reduce")
+    return _scatter_reduce("scatter_reduce", x, axis, index, src, mode, include_self)
+
+
+def _scatter_reduce(where: str, x: Tensor, axis: Any, index: Any, src: Tensor, mode: str,
+                    include_self: bool) -> Tensor:
+    axis = normalize_axis(check_int(axis, "axis", where), x.ndim, where)
+    index = _index_argument(index, x, where)
+    if x.dtype.kind == "bool":
+        raise TypeError(f"{where}: needs a tensor of numbers, got {x.dtype.name}")
+    src = _source(src, index, x, where)
+    _check_index_shape(where, x.shape, index.shape, axis)
+    xp = x.backend.xp
+    position = checked_positions(x.backend, index.data, x.shape[axis], where, axis)
+    linear = _linear_positions(xp, position, axis, x.shape)
+    return ScatterReduce(mode, include_self, linear)(x, src)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -611,7 +667,7 @@ def _linear_positions(xp: Any, position: Any, axis: int, shape: tuple[int, ...])
     return xp.reshape(xp.broadcast_to(linear, tuple(position.shape)), (-1,))
 
 
-def _last_writes(xp: Any, linear: Any, size: int) -> tuple[Any, Any]:
+def last_writes(xp: Any, linear: Any, size: int) -> tuple[Any, Any]:
     """For each of ``size`` flat positions: whether ``linear`` writes it, and which entry of
     ``linear`` writes it last (a stable sort, then a search for each position's last entry)."""
     order = xp.argsort(linear, stable=True)

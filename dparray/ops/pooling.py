@@ -48,7 +48,7 @@ class MaxPool2d(Function):
         xp = self.xp
         (winner,) = self.saved
         positions = xp.reshape(xp.arange(self.geometry.count, dtype=winner.dtype),
-                               (1, 1, -1, 1, 1))
+                               (1, 1, -1, *(1,) * (grad.ndim - 2)))
         spread = xp.where(xp.expand_dims(winner, axis=2) == positions,
                           xp.expand_dims(grad, axis=2), 0.0)
         return col2im(xp, spread, self.geometry, self.input_shape[2:], self.output_hw)

@@ -1,8 +1,9 @@
 """Reductions (``sum mean prod max min var std logsumexp argmax argmin``) and the softmax family.
 
 ``axis`` is None (all axes), an int or a tuple of ints, as in the array API; ``keepdims`` keeps
-reduced axes as size 1. ``var`` and ``std`` take the array API's ``correction`` (0 by default:
-the population variance; PyTorch's ``torch.var`` defaults to 1).
+reduced axes as size 1. ``var`` and ``std`` take ``correction`` with PyTorch's default, 1 (the
+unbiased estimate; the array API's default is 0), or PyTorch's older ``unbiased``; ``sum`` and
+``prod`` take PyTorch's ``dtype``, the dtype the elements are cast to before they are combined.
 
 Edge cases follow PyTorch and the array API: a 0-d tensor reduced along axis 0 or -1 is its own
 result (its softmax is 1); the mean over no elements is NaN, and so is a variance with no
@@ -24,6 +25,7 @@ from dparray.autograd import Function
 from dparray.kernels import reference, resolve
 from dparray.ops._promote import as_float
 from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
+from dparray.ops.elementwise import astype
 from dparray.tensor import Tensor, from_op
 
 __all__ = [
@@ -153,7 +155,7 @@ class Var(_Reduction):
 
     name = "var"
 
-    def __init__(self, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> None:
+    def __init__(self, axis: Any = None, correction: float = 1.0, keepdims: bool = False) -> None:
         super().__init__(axis, keepdims)
         self.correction = check_number(correction, "correction", self.name, minimum=0.0)
 
@@ -212,22 +214,28 @@ class Prod(_Reduction):
         return as_array(self.xp.prod(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
-        xp = self.xp
         (x,) = self.saved
-        zero = x == 0
-        nonzero = xp.where(zero, 1.0, x)
-        zero_count = xp.sum(xp.astype(zero, x.dtype), axis=self.axes, keepdims=True)
-        others = xp.prod(nonzero, axis=self.axes, keepdims=True)  # of the non-zero elements
-        # no zero: prod / x; one zero: the others' product at the zero, 0 elsewhere; two: 0;
-        # more: 0. The zeros' sum (0, but 1 in the derivative by each zero) stands in for the
-        # zeros in the 0 terms, so that their derivatives -- the second derivative of prod,
-        # under create_graph -- are right too
-        zeros = xp.sum(xp.where(zero, x, 0.0), axis=self.axes, keepdims=True)
-        one = xp.where(zero, others, zeros * (others / nonzero))
-        two = xp.where(zero, (zeros - x) * others, 0.0)
-        local = xp.where(zero_count == 0, others / nonzero,
-                         xp.where(zero_count == 1, one, xp.where(zero_count == 2, two, 0.0)))
-        return self.expand(grad) * local
+        return self.expand(grad) * others_product(self.xp, x, self.axes)
+
+
+def others_product(xp: Any, x: Any, axes: Any) -> Any:
+    """For each element, the product of the other elements reduced with it over ``axes``,
+    computed without dividing by an element: with no zero ``prod / x``, with one zero the
+    others' product at the zero and 0 elsewhere, with more zeros 0 everywhere.
+
+    The zeros' sum (0, but 1 in the derivative by each zero) stands in for the zeros in the
+    terms that are 0 with one or two zeros, so that their derivatives -- the second derivative
+    of ``prod``, under create_graph -- are right too (with three or more zeros every second
+    derivative is 0)."""
+    zero = x == 0
+    nonzero = xp.where(zero, 1.0, x)
+    zero_count = xp.sum(xp.astype(zero, x.dtype), axis=axes, keepdims=True)
+    others = xp.prod(nonzero, axis=axes, keepdims=True)  # of the non-zero elements
+    zeros = xp.sum(xp.where(zero, x, 0.0), axis=axes, keepdims=True)
+    one = xp.where(zero, others, zeros * (others / nonzero))
+    two = xp.where(zero, (zeros - x) * others, 0.0)
+    return xp.where(zero_count == 0, others / nonzero,
+                    xp.where(zero_count == 1, one, xp.where(zero_count == 2, two, 0.0)))
 
 
 class LogSumExp(_Reduction):
@@ -327,9 +335,11 @@ def _drop(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Sum of the elements over ``axis`` (all when None)."""
-    return Sum(axis, keepdims)(x)
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum of the elements over ``axis`` (all when None); with ``dtype`` (PyTorch's), the
+    elements are cast to it first (``ints.sum(dtype="float64")``, differentiable between
+    floating dtypes)."""
+    return Sum(axis, keepdims)(_cast(x, dtype, "sum"))
 
 
 def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -347,26 +357,53 @@ def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return Min(axis, keepdims)(x)
 
 
-def var(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
-    """Variance over ``axis`` with the array API's ``correction`` (0: population variance)."""
-    return Var(axis, correction, keepdims)(x)
+def var(x: Tensor, axis: Any = None, correction: float | bool | None = None,
+        keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
+    """Variance over ``axis``: the squared deviations' sum divided by ``N - correction``.
 
-
-def std(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
-    """Standard deviation over ``axis`` with the array API's ``correction`` (0: of the
-    population; 1: PyTorch's default, the square root of the unbiased variance).
+    ``correction`` defaults to 1, PyTorch's unbiased estimate (the array API's default is 0,
+    the population variance); PyTorch's ``unbiased=True``/``False`` is ``correction=1``/``0``,
+    and a bool in ``correction``'s place (``x.var(1, False)``) means the same.
 
     Examples:
         >>> import dparray
         >>> x = dparray.tensor([1.0, 2.0, 3.0, 4.0])
-        >>> round(x.std().item(), 6), round(x.std(correction=1).item(), 6)
-        (1.118034, 1.290994)
+        >>> round(x.var().item(), 6), x.var(correction=0).item(), x.var(unbiased=False).item()
+        (1.666667, 1.25, 1.25)
     """
-    return Std(axis, correction, keepdims)(x)
+    return Var(axis, _correction(correction, unbiased, "var"), keepdims)(x)
 
 
-def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Product of the elements over ``axis`` (all when None).
+def std(x: Tensor, axis: Any = None, correction: float | bool | None = None,
+        keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
+    """Standard deviation over ``axis``, the square root of ``var`` with the same
+    ``correction`` (1 by default, as in PyTorch; 0: of the population) or ``unbiased``.
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([1.0, 2.0, 3.0, 4.0])
+        >>> round(x.std().item(), 6), round(x.std(correction=0).item(), 6)
+        (1.290994, 1.118034)
+    """
+    return Std(axis, _correction(correction, unbiased, "std"), keepdims)(x)
+
+
+def _correction(correction: Any, unbiased: Any, where: str) -> float:
+    """``var``'s and ``std``'s degrees-of-freedom correction from either spelling."""
+    if unbiased is not None:
+        if correction is not None:
+            raise TypeError(f"{where}: give correction or unbiased, not both")
+        correction = check_bool(unbiased, "unbiased", where)
+    if correction is None:
+        return 1.0
+    if isinstance(correction, bool):  # PyTorch's positional unbiased
+        return 1.0 if correction else 0.0
+    return check_number(correction, "correction", where, minimum=0.0)
+
+
+def prod(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+    """Product of the elements over ``axis`` (all when None); with ``dtype`` (PyTorch's), the
+    elements are cast to it first.
 
     Examples:
         >>> import dparray
@@ -374,7 +411,16 @@ def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
         >>> x.prod().backward()[x].tolist()  # the product of the others, zero or not
         [0.0, 6.0, 0.0]
     """
-    return Prod(axis, keepdims)(x)
+    return Prod(axis, keepdims)(_cast(x, dtype, "prod"))
+
+
+def _cast(x: Any, dtype: Any, where: str) -> Any:
+    """``x`` cast to ``dtype`` for a reduction in it (``x`` itself when None)."""
+    if dtype is None:
+        return x
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{where} needs a Tensor, got {type(x).__name__}")
+    return astype(x, dtype)
 
 
 def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
