@@ -25,6 +25,7 @@ from dparray.backend import Backend
 from dparray.ops import arithmetic as _arith
 from dparray.ops import compare as _compare
 from dparray.ops import construct as _construct
+from dparray.ops import copysign as _copysign
 from dparray.ops import elementwise as _elementwise
 from dparray.ops import exponential as _exponential
 from dparray.ops import indexing as _indexing
@@ -354,6 +355,8 @@ class TensorNamespace:
     multiply = _pairwise(_arith.mul)
     divide = _pairwise(_arith.div)
     pow = _pairwise(_arith.pow)
+    remainder = _pairwise(_arith.remainder)
+    copysign = _pairwise(_copysign.copysign)
     matmul = _pairwise(_linalg.matmul)
     sum = _reduction(_reduce.sum)
     mean = _reduction(_reduce.mean)
