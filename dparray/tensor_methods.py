@@ -565,9 +565,8 @@ class TensorMethods(_Conversions):
     def flip(self, axis: Any = None) -> Tensor:
         return _ops.flip(self, axis)
 
-    def roll(self, shift: Any = None, axis: Any = None, *, shifts: Any = None,
-             dims: Any = None) -> Tensor:
-        return _ops.roll(self, shift, axis, shifts=shifts, dims=dims)
+    def roll(self, shift: Any = None, axis: Any = None) -> Tensor:
+        return _ops.roll(self, shift, axis)
 
     def tile(self, *repetitions: Any) -> Tensor:
         return _ops.tile(self, _shape_arg(repetitions))

@@ -140,3 +140,13 @@ def wrapped(backend: Backend, array: Any, value: int) -> int:
         raise OverflowError(f"the integer {value} does not fit 64 bits (the widest integer)")
     span = int(high) - int(low) + 1
     return (value - int(low)) % span + int(low)
+
+
+def as_count(xp: Any, x: Any) -> Any:
+    """``x`` as int64 when it is bool or uint8, for sums and products: those are int64 (as in
+    PyTorch), where NumPy and the array API give uint8's the default unsigned integer dtype,
+    uint64, which dparray has not. Other arrays are returned unchanged (smaller signed
+    integers accumulate in int64 by the array API's own rule)."""
+    if x.dtype == xp.bool or x.dtype == xp.uint8:
+        return xp.astype(x, xp.int64)
+    return x

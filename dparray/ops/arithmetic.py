@@ -92,7 +92,9 @@ class Pow(Function):
     The base's gradient ``b * a ** (b - 1)`` is 0 where ``b == 0`` (so ``d/dx x ** 0`` is 0 at
     ``x = 0``); the exponent's ``a ** b * log(a)`` is 0 where ``a == 0`` and ``b >= 0``, -inf
     where ``a == 0`` and ``b < 0``, NaN where ``a < 0``. Neither direction warns about a zero
-    base (``0 ** -1`` is inf, as in IEEE arithmetic and PyTorch).
+    base (``0 ** -1`` is inf, as in IEEE arithmetic and PyTorch), and a negative zero keeps its
+    sign under odd integer powers (``(-0.0) ** -1`` is -inf, ``(-0.0) ** 3`` is -0.0), as IEEE's
+    ``pow`` has it; the gradients follow from those values.
     """
 
     def forward(self, a: Any, b: Any) -> Any:
@@ -105,7 +107,8 @@ class Pow(Function):
                 )
             out = _integer_power(self.xp, a, b)
         elif isinstance(a, PYTHON_SCALARS):
-            out = a**b if a != 0 else _zero_power(self.xp, b)
+            out = a**b if a != 0 else _signed_zero_power(
+                self.xp, _zero_power(self.xp, b), math.copysign(1.0, a) < 0, b)
         elif isinstance(b, PYTHON_SCALARS) and b >= 0:
             out = a**b  # the common x ** 2: no zero base can divide by zero
         else:
@@ -150,7 +153,8 @@ def _power(xp: Any, a: Any, e: Any) -> Any:
     """``a ** e`` for an array ``a``, with IEEE's values where ``a == 0`` computed without a
     division-by-zero warning."""
     zero = a == 0
-    return xp.where(zero, _zero_power(xp, e), xp.where(zero, 1.0, a) ** e)
+    out = xp.where(zero, _zero_power(xp, e), xp.where(zero, 1.0, a) ** e)
+    return _signed_zero_power(xp, out, xp.logical_and(zero, xp.signbit(a)), e)
 
 
 def _zero_power(xp: Any, e: Any) -> Any:
@@ -159,6 +163,18 @@ def _zero_power(xp: Any, e: Any) -> Any:
     if isinstance(e, PYTHON_SCALARS):
         return math.inf if e < 0 else 0.0**e
     return xp.where(e < 0, math.inf, 0.0 ** xp.where(e < 0, 1.0, e))
+
+
+def _signed_zero_power(xp: Any, out: Any, negative_zero: Any, e: Any) -> Any:
+    """``out`` (powers of ``+0.0`` where ``negative_zero``) with IEEE's sign for a base of
+    ``-0.0``: ``(-0.0) ** e`` is ``-(0.0 ** e)`` where ``e`` is an odd integer (-inf, -0.0)."""
+    if isinstance(e, PYTHON_SCALARS):
+        if not (math.isfinite(e) and e % 2 == 1):
+            return out
+        return xp.where(negative_zero, -out, out)
+    finite = xp.isfinite(e)
+    odd = xp.logical_and(finite, xp.remainder(xp.where(finite, e, 0.0), 2.0) == 1.0)
+    return xp.where(xp.logical_and(negative_zero, odd), -out, out)
 
 
 def _exponent_derivative(xp: Any, a: Any, b: Any, out: Any) -> Any:

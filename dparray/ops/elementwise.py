@@ -130,11 +130,11 @@ class Sigmoid(Function):
 
 @reference("relu")
 class Relu(Function):
-    """``max(x, 0)``; the gradient at 0 is 0.
+    """``max(x, 0)``; the gradient at 0 is 0, and at NaN passes (as in PyTorch).
 
-    Backward needs where ``x > 0``, which is where the output is ``> 0`` (NaN is neither), so
-    the op keeps its output, as PyTorch does: the next op usually keeps that array anyway,
-    and the input can be freed.
+    Backward needs where ``x <= 0``, which is where the output is ``<= 0`` (and NaN where it
+    is NaN), so the op keeps its output, as PyTorch does: the next op usually keeps that array
+    anyway, and the input can be freed.
     """
     saved_values = "constants"  # the output only as a mask
 
@@ -146,7 +146,7 @@ class Relu(Function):
 
     def backward(self, grad: Any) -> Any:
         (out,) = self.saved
-        return grad * self.xp.astype(out > 0, grad.dtype)
+        return grad * self.xp.astype(self.xp.logical_not(out <= 0), grad.dtype)
 
 
 @reference("gelu")
@@ -189,9 +189,11 @@ class Softplus(Function):
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
-        z = self.beta * as_float(self.backend, x)
+        x = as_float(self.backend, x)
+        z = self.beta * x
         self.save(z)
-        return (xp.maximum(z, 0.0) + xp.log1p(xp.exp(-xp.abs(z)))) / self.beta
+        # max(x, 0) on x's own scale: beta * x may overflow (1e308 * 2) where the result won't
+        return xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(z))) / self.beta
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp
@@ -201,7 +203,8 @@ class Softplus(Function):
 
 
 class Maximum(Function):
-    """``max(a, b)`` elementwise; at ties each side gets half the gradient."""
+    """``max(a, b)`` elementwise; at ties each side gets half the gradient, where one is NaN
+    both get all of it (PyTorch's rule)."""
 
     def forward(self, a: Any, b: Any) -> Any:
         a, b = promote(self.backend, a, b)
@@ -209,11 +212,13 @@ class Maximum(Function):
         return self.xp.maximum(a, b)
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
-        return _select_gradients(self, grad, first_wins=self.saved[0] > self.saved[1])
+        a, b = self.saved
+        return _select_gradients(self, grad, first_loses=a < b, second_loses=a > b)
 
 
 class Minimum(Function):
-    """``min(a, b)`` elementwise; at ties each side gets half the gradient."""
+    """``min(a, b)`` elementwise; at ties each side gets half the gradient, where one is NaN
+    both get all of it (PyTorch's rule)."""
 
     def forward(self, a: Any, b: Any) -> Any:
         a, b = promote(self.backend, a, b)
@@ -221,17 +226,19 @@ class Minimum(Function):
         return self.xp.minimum(a, b)
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
-        return _select_gradients(self, grad, first_wins=self.saved[0] < self.saved[1])
+        a, b = self.saved
+        return _select_gradients(self, grad, first_loses=a > b, second_loses=a < b)
 
 
-def _select_gradients(op: Function, grad: Any, first_wins: Any) -> tuple[Any, Any]:
+def _select_gradients(op: Function, grad: Any, first_loses: Any, second_loses: Any
+                      ) -> tuple[Any, Any]:
+    """Each side's gradient: none where it loses, half at a tie, all of it otherwise -- so
+    where either is NaN (neither loses nor ties) both get it, as in PyTorch."""
     xp = op.xp
     a, b = op.saved
-    tie = a == b
-    half = 0.5 * grad
-    grad_a = xp.where(first_wins, grad, xp.where(tie, half, 0.0)) if op.needs_grad(0) else None
-    second_wins = xp.logical_not(xp.logical_or(first_wins, tie))
-    grad_b = xp.where(second_wins, grad, xp.where(tie, half, 0.0)) if op.needs_grad(1) else None
+    shared = xp.where(a == b, 0.5 * grad, grad)
+    grad_a = xp.where(first_loses, 0.0, shared) if op.needs_grad(0) else None
+    grad_b = xp.where(second_loses, 0.0, shared) if op.needs_grad(1) else None
     return grad_a, grad_b
 
 

@@ -23,7 +23,8 @@ from typing import Any
 from dparray._checks import check_bool, check_number, normalize_axes, normalize_axis
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
-from dparray.ops._promote import as_float
+from dparray.ops._portable import cumulative_prod
+from dparray.ops._promote import as_count, as_float
 from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
 from dparray.ops.elementwise import astype
 from dparray.tensor import Tensor, from_op
@@ -79,8 +80,7 @@ class Sum(_Reduction):
 
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
-        if x.dtype == self.xp.bool:  # a count, as in PyTorch: mask.sum() is an int64 tensor
-            x = self.xp.astype(x, self.xp.int64)
+        x = as_count(self.xp, x)  # mask.sum() is an int64 count, as in PyTorch
         return as_array(self.xp.sum(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
@@ -107,7 +107,8 @@ class Mean(_Reduction):
 
 
 class _Extremum(_Reduction):
-    """Max or min; the gradient is shared equally among tied extremal elements."""
+    """Max or min; the gradient is shared equally among tied extremal elements. A NaN is the
+    extremum (as in PyTorch), so the NaNs share the gradient and the others get none."""
 
     def reduce(self, x: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -123,7 +124,9 @@ class _Extremum(_Reduction):
     def backward(self, grad: Any) -> Any:
         xp = self.xp
         x, out = self.saved
-        mask = xp.astype(x == out, grad.dtype)
+        # x == NaN is never true: a NaN result goes to the NaNs (else 0 / 0 everywhere)
+        winners = xp.logical_or(x == out, xp.logical_and(xp.isnan(x), xp.isnan(out)))
+        mask = xp.astype(winners, grad.dtype)
         count = xp.sum(mask, axis=self.axes, keepdims=True)
         return self.expand(grad) * mask / count
 
@@ -204,12 +207,14 @@ class Std(Var):
 
 class Prod(_Reduction):
     """Product over ``axis``. Its gradient is the product of the other elements, computed
-    without dividing by the elements, so it is right where some of them are 0."""
+    without dividing by the elements (from the running products before and after each), so
+    it is right where some of them are 0, infinite, NaN or too large for the whole product."""
 
     name = "prod"
 
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
+        x = as_count(self.xp, x)
         self.save(x)
         return as_array(self.xp.prod(x, axis=axes, keepdims=self.keepdims))
 
@@ -218,24 +223,26 @@ class Prod(_Reduction):
         return self.expand(grad) * others_product(self.xp, x, self.axes)
 
 
-def others_product(xp: Any, x: Any, axes: Any) -> Any:
-    """For each element, the product of the other elements reduced with it over ``axes``,
-    computed without dividing by an element: with no zero ``prod / x``, with one zero the
-    others' product at the zero and 0 elsewhere, with more zeros 0 everywhere.
-
-    The zeros' sum (0, but 1 in the derivative by each zero) stands in for the zeros in the
-    terms that are 0 with one or two zeros, so that their derivatives -- the second derivative
-    of ``prod``, under create_graph -- are right too (with three or more zeros every second
-    derivative is 0)."""
-    zero = x == 0
-    nonzero = xp.where(zero, 1.0, x)
-    zero_count = xp.sum(xp.astype(zero, x.dtype), axis=axes, keepdims=True)
-    others = xp.prod(nonzero, axis=axes, keepdims=True)  # of the non-zero elements
-    zeros = xp.sum(xp.where(zero, x, 0.0), axis=axes, keepdims=True)
-    one = xp.where(zero, others, zeros * (others / nonzero))
-    two = xp.where(zero, (zeros - x) * others, 0.0)
-    return xp.where(zero_count == 0, others / nonzero,
-                    xp.where(zero_count == 1, one, xp.where(zero_count == 2, two, 0.0)))
+def others_product(xp: Any, x: Any, axes: int | tuple[int, ...]) -> Any:
+    """For each element, the product of the other elements reduced with it over ``axes``, from
+    running products and without dividing by an element: exact beside zeros, NaN, infinities,
+    subnormals and products that overflow. An empty reduction gives ones."""
+    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    n = math.prod(x.shape[a] for a in axes)
+    if not axes or n == 0 or math.prod(x.shape) == 0:
+        return xp.ones_like(x)
+    # the reduced axes last, as one of n: each element's others are the product of those
+    # before it times the product of those after it
+    kept = tuple(i for i in range(x.ndim) if i not in axes)
+    order = (*kept, *axes)
+    moved = xp.permute_dims(x, order)
+    rows = xp.reshape(moved, (*moved.shape[:len(kept)], n))
+    ones = xp.ones((*rows.shape[:-1], 1), dtype=x.dtype)
+    before = xp.concat([ones, cumulative_prod(xp, rows[..., :-1], -1)], axis=-1)
+    after = xp.flip(cumulative_prod(xp, xp.flip(rows[..., 1:], axis=-1), -1), axis=-1)
+    others = xp.reshape(before * xp.concat([after, ones], axis=-1), moved.shape)
+    inverse = tuple(sorted(range(x.ndim), key=order.__getitem__))
+    return xp.permute_dims(others, inverse)
 
 
 class LogSumExp(_Reduction):
@@ -253,8 +260,8 @@ class LogSumExp(_Reduction):
             shift = xp.max(x, axis=axes, keepdims=True)
             shift = xp.where(xp.isfinite(shift), shift, 0.0)  # all -inf: exp(-inf) = 0, no nan
             total = xp.sum(xp.exp(x - shift), axis=axes, keepdims=True)
-            positive = total > 0  # else all -inf: log(0) = -inf, without a warning
-            out = shift + xp.where(positive, xp.log(xp.where(positive, total, 1.0)), -math.inf)
+            zero = total == 0  # all -inf: log(0) = -inf, without a warning; NaN stays NaN
+            out = shift + xp.where(zero, -math.inf, xp.log(xp.where(zero, 1.0, total)))
         self.save(x, out)
         return out if self.keepdims else xp.reshape(out, _drop(self.shape, axes))
 
@@ -277,6 +284,9 @@ class Softmax(Function):
         x = as_float(self.backend, x)
         self.axis = _softmax_axis(self.axis, x, "softmax")
         axis = self.axis
+        if _empty_along(x, axis):  # an empty softmax, as in PyTorch (no maximum to shift by)
+            self.save(x)
+            return x
         e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
         out = e / xp.sum(e, axis=axis, keepdims=True)
         self.save(out)
@@ -301,6 +311,9 @@ class LogSoftmax(Function):
         x = as_float(self.backend, x)
         self.axis = _softmax_axis(self.axis, x, "log_softmax")
         axis = self.axis
+        if _empty_along(x, axis):  # as softmax's
+            self.save(x)
+            return x
         shifted = x - xp.max(x, axis=axis, keepdims=True)
         out = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
         self.save(out)
@@ -329,6 +342,11 @@ def _softmax_axis(axis: Any, x: Any, name: str) -> int | tuple[()]:
     """The softmax axis, normalised; a 0-d tensor takes axis 0 or -1 and reduces nothing."""
     normalized = normalize_axis(axis, x.ndim or 1, name)
     return normalized if x.ndim else ()
+
+
+def _empty_along(x: Any, axis: int | tuple[()]) -> bool:
+    """Whether the softmax axis of ``x`` has no entries (its softmax is then empty too)."""
+    return isinstance(axis, int) and x.shape[axis] == 0
 
 
 def _drop(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:

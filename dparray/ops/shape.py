@@ -332,7 +332,8 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
     length = x.shape[a]
     if not isinstance(split_size_or_sections, (list, tuple)):
         size = check_int(split_size_or_sections, "split_size_or_sections", "split", minimum=1)
-        sizes = [min(size, length - start) for start in range(0, length, size)]
+        # an empty axis is one empty piece, as in PyTorch
+        sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
     else:
         sizes = [check_int(n, "each section size", "split", minimum=0)
                  for n in split_size_or_sections]
@@ -349,10 +350,13 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
 
 def chunk(x: Tensor, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
     """``x`` in at most ``chunks`` pieces of ``ceil(n / chunks)`` along ``axis`` (PyTorch's
-    rule, so there may be fewer pieces than asked for)."""
+    rule, so there may be fewer pieces than asked for; an empty axis gives ``chunks`` empty
+    pieces, as PyTorch's does)."""
     chunks = check_int(chunks, "chunks", "chunk", minimum=1)
     length = x.shape[normalize_axis(axis, x.ndim, "chunk")]
-    return split(x, max(1, -(-length // chunks)), axis=axis)
+    if length == 0:
+        return split(x, [0] * chunks, axis=axis)
+    return split(x, -(-length // chunks), axis=axis)
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
@@ -369,8 +373,7 @@ def flip(x: Tensor, axis: Any = None) -> Tensor:
 
 
 def roll(x: Tensor, shift: int | Sequence[int] | None = None,
-         axis: int | Sequence[int] | None = None, *, shifts: int | Sequence[int] | None = None,
-         dims: int | Sequence[int] | None = None) -> Tensor:
+         axis: int | Sequence[int] | None = None) -> Tensor:
     """``x`` shifted cyclically by ``shift`` places along ``axis`` (the array API's ``roll``;
     PyTorch's names ``shifts`` and ``dims`` are accepted too): entries pushed off one end come
     back at the other. With ``axis=None`` the tensor is rolled as if flattened (a shift given
@@ -385,8 +388,6 @@ def roll(x: Tensor, shift: int | Sequence[int] | None = None,
         [[4, 3], [2, 1]]
     """
     check_tensor(x, "x", "roll")
-    shift = _alias(shift, shifts, "shift", "shifts", "roll")
-    axis = _alias(axis, dims, "axis", "dims", "roll")
     if shift is None:
         raise TypeError("roll: missing the shift (shifts=)")
     if axis is None:
@@ -407,15 +408,6 @@ def roll(x: Tensor, shift: int | Sequence[int] | None = None,
     else:
         shift_tuple = (check_int(shift, "shift", "roll"),) * len(axes)
     return Roll(shift_tuple, axes)(x)
-
-
-def _alias(value: Any, alias: Any, name: str, alias_name: str, where: str) -> Any:
-    """``value``, or PyTorch's spelling of the same argument when that is the one given."""
-    if alias is None:
-        return value
-    if value is not None:
-        raise TypeError(f"{where}: give {name} or {alias_name}, not both")
-    return alias
 
 
 def tile(x: Tensor, repetitions: int | Sequence[int]) -> Tensor:
