@@ -18,6 +18,7 @@ from cases import draw
 import dparray as dp
 from dparray.nn import functional as F
 from dparray.ops.attention import attention_weights
+from dparray.ops.recurrent import lstm_sequence
 
 
 @dataclass
@@ -128,6 +129,9 @@ FUSED = [
              [(2, 3, 4), (2, 5, 4)]),
     GradCase("attention_weights_dropout", _dropped(
         lambda q, k: attention_weights(q, k, None, 0.25, False, 0.5)), [(3, 4), (5, 4)]),
+    GradCase("lstm_sequence", lstm_sequence, [(3, 2, 8), (2, 2), (2, 2), (8, 2)]),
+    GradCase("lstm_sequence_reverse", lambda p, h, c, w: lstm_sequence(p, h, c, w, reverse=True),
+             [(2, 1, 4), (1, 1), (1, 1), (4, 1)]),
 ]
 
 

@@ -100,12 +100,12 @@ def test_every_loss_second_derivative_matches_finite_differences(case, backend, 
 @pytest.mark.filterwarnings("ignore:kl_div")
 def test_every_reference_op_has_a_second_order_case():
     """Each of dparray's Functions that a kernel table may replace is exercised by a fused
-    case (the optimizers' updates and the matmul function are not graph nodes; SyncBatchNorm's
-    node is batch norm's, and refuses create_graph under DataParallel:
+    case or an op-table case (the optimizers' updates and the matmul function are not graph
+    nodes; SyncBatchNorm's node is batch norm's, and refuses create_graph under DataParallel:
     test_create_graph_parallel.py)."""
     exercised = set()
     rng = np.random.default_rng(0)
-    for case in SECOND_ORDER_CASES:
+    for case in [*SECOND_ORDER_CASES, *EVERY_CASE]:
         tensors = [to_tensor(a, requires_grad=True) for a in case.inputs(rng)]
         with _kernels.reference_only():
             out = case.function(*tensors)

@@ -482,6 +482,7 @@ class TensorNamespace:
     isnan = _constant("isnan")
     isinf = _constant("isinf")
     isfinite = _constant("isfinite")
+    signbit = _constant("signbit")
     logical_and = _constant("logical_and")
     logical_or = _constant("logical_or")
     logical_not = _constant("logical_not")

@@ -19,6 +19,7 @@ Made with PyTorch 2.13.0 (CPU), float64.
 
 from __future__ import annotations
 
+import math
 import pathlib
 import sys
 import zlib
@@ -88,6 +89,8 @@ _SCATTER_REPEATS = [[1, 0, 1, 0], [1, 1, 0, 0]]
 _SCATTER_3D = [[[1, 0], [0, 2]], [[2, 2], [1, 0]]]
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
+_SCATTER_INDEX = [[0, 2, 1, 0], [2, 2, 0, 1], [0, 1, 1, 1]]  # cases.py's
+_MASK_2X3 = T([[True, False, True], [False, True, True]])
 
 TORCH = {
     # arithmetic
@@ -167,7 +170,9 @@ TORCH = {
     "max_all": torch.max,
     "max_axis": lambda x: x.amax(dim=1),
     "min_axis_keepdims": lambda x: x.amin(dim=0, keepdim=True),
-    "var_all": lambda x: x.var(correction=0),
+    "var_all": lambda x: x.var(),
+    "var_population": lambda x: x.var(correction=0),
+    "var_unbiased_false": lambda x: x.var(dim=0, unbiased=False),
     "var_axis_corrected": lambda x: x.var(dim=1, correction=1),
     "logsumexp_all": lambda x: torch.logsumexp(x, dim=(0, 1)),
     "logsumexp_axis": lambda x: torch.logsumexp(x, dim=1, keepdim=True),
@@ -177,7 +182,8 @@ TORCH = {
     "prod_all": torch.prod,
     "prod_axis_with_zeros": lambda x: x.prod(dim=1),
     "prod_two_zeros_keepdims": lambda x: x.prod(dim=0, keepdim=True),
-    "std_all": lambda x: x.std(correction=0),
+    "std_all": lambda x: x.std(),
+    "std_positional_unbiased": lambda x: x.std(1, False),
     "std_axis_corrected": lambda x: x.std(dim=0, correction=1),
     # scans
     "cumsum": lambda x: x.cumsum(1),
@@ -223,7 +229,7 @@ TORCH = {
     "index_arrays_then_slice": lambda x: x[[0, 2], [1, 0], :],
     "index_slice_then_arrays": lambda x: x[:, [0, 2, 2], [1, 3, 3]],
     "index_arrays_apart": lambda x: x[[0, 1, 1], :, [2, 0, 3]],
-    "index_int_beside_array": lambda x: x[1][:, [0, 2]].T,  # NumPy's layout: arrays first
+    "index_int_beside_array": lambda x: x[1, :, [0, 2]],  # the int first, as PyTorch applies it
     "index_array_then_partial_slice": lambda x: x[[0, 1, 1], 1:],
     "index_negative_and_repeated": lambda x: x[[-1, 0, -1], [-2, 1, -2]],
     "index_none_and_array": lambda x: x[None, [1, 0]],
@@ -348,7 +354,67 @@ TORCH = {
     "logsigmoid_wide": F.logsigmoid,
     "softmin": lambda x: F.softmin(x, dim=0),
     "softmin_last": lambda x: F.softmin(x, dim=-1),
+    # ops a ported peer op-test suite found missing
+    "fmod": torch.fmod,
+    "fmod_scalar_method": lambda a: a.fmod(-1.5),
+    "copysign": torch.copysign,
+    "copysign_scalar": lambda a: a.copysign(-2.0),
+    "div_trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "div_floor_method": lambda a, b: a.div(b, rounding_mode="floor"),
+    "div_none": lambda a, b: torch.div(a, b, rounding_mode=None),
+    "masked_select": lambda a: torch.masked_select(a, _MASK_2X3),
+    "masked_select_broadcast": lambda a: a.masked_select(_MASK_2X3[0]),
+    "unfold": lambda a: a.unfold(1, 3, 2),
+    "unflatten": lambda a: a.unflatten(-1, (3, 2)),
+    **{f"scatter_reduce_{reduce}" + ("" if include_self else "_without_self"):
+       lambda a, s, r=reduce, k=include_self: a.scatter_reduce(0, T(_SCATTER_INDEX), s, r,
+                                                               include_self=k)
+       for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)
+       if include_self or reduce in ("sum", "prod", "mean")},
+    "scatter_reduce_amax_without_self": lambda a, s: _scatter_extremum_without_self(a, s, "amax"),
+    "scatter_reduce_amin_without_self": lambda a, s: _scatter_extremum_without_self(a, s, "amin"),
+    "std_mean": lambda a: torch.stack(torch.std_mean(a, dim=1)),
+    "var_mean_keepdims": lambda a: torch.cat(torch.var_mean(a, 0, correction=0, keepdim=True)),
+    "normalize": F.normalize,
+    "normalize_p3_dim0": lambda a: F.normalize(a, p=3.0, dim=0),
+    "squeeze_not_one": lambda a: a.squeeze((0, 1)),
+    "roll_shifts_dims": lambda a: a.roll(shifts=(1, -2), dims=(0, 1)),
+    "einsum_ellipsis_summed": lambda a, b: torch.einsum("ij...,ij...->ij", a, b),
+    "sdpa_grouped_query": lambda q, k, v: _grouped_attention(q, k, v),
+    "conv3d": F.conv3d,
+    "conv_transpose3d": lambda x, w: F.conv_transpose3d(x, w, stride=2),
+    "max_pool3d": lambda x: F.max_pool3d(x, 2, stride=(1, 2, 1)),
+    "avg_pool3d": lambda x: F.avg_pool3d(x, (2, 3, 2)),
+    "max_unpool2d": lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+    "interpolate_linear": lambda x: F.interpolate(x, size=9, mode="linear"),
+    "interpolate_trilinear_align": lambda x: F.interpolate(x, size=(3, 5, 2), mode="trilinear",
+                                                           align_corners=True),
+    "interpolate_bicubic": lambda x: F.interpolate(x, size=(6, 3), mode="bicubic"),
+    "interpolate_bicubic_align": lambda x: F.interpolate(x, size=(7, 4), mode="bicubic",
+                                                         align_corners=True),
+    "interpolate_nearest_exact": lambda x: F.interpolate(x, size=(5, 7), mode="nearest-exact"),
 }
+
+
+def _scatter_extremum_without_self(a, s, reduce):
+    """``a.scatter_reduce(0, index, s, reduce, include_self=False)`` with the written positions
+    reduced over a base of infinities: PyTorch's backward counts ``a``'s value in the share of
+    a written position when it ties with the result, although it took no part (halving the
+    entries' gradient there); dparray gives the entries all of it. The case's inputs tie."""
+    base = torch.full_like(a, -math.inf if reduce == "amax" else math.inf)
+    written = torch.zeros_like(a, dtype=torch.bool).scatter(0, T(_SCATTER_INDEX), True)
+    reduced = base.scatter_reduce(0, T(_SCATTER_INDEX), s, reduce, include_self=False)
+    return torch.where(written, reduced, a)
+
+
+def _grouped_attention(q, k, v):
+    """``scaled_dot_product_attention(q, k, v, enable_gqa=True)`` in its math form (every
+    SDPA kernel need not be twice differentiable): each key and value head serves
+    ``q``'s heads in consecutive groups."""
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+    scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v
 
 
 def _scatter_last_wins(x, axis, index, s):
