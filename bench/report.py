@@ -44,6 +44,12 @@ def report(path: str) -> None:
     interleaved = extra.get("test_interleaved_ratio", {}).get("ratio")
     if interleaved is not None:
         print(f"  the two alternated in one loop: ratio of medians {interleaved:5.3f}x")
+    hvp = extra.get("test_hvp_ratio", {})
+    if "hvp_ratio" in hvp:
+        print("W1 MLP's loss: a Hessian-vector product against one gradient (medians, "
+              "alternated)")
+        print(f"  gradient {hvp['gradient_s'] * 1e3:9.1f} ms   dparray.func.hvp "
+              f"{hvp['hvp_s'] * 1e3:9.1f} ms   ratio {hvp['hvp_ratio']:5.2f}x (goal: <= 3.0)")
     workloads = [info for info in extra.values() if "workload" in info]
     if workloads:
         print_dataparallel(sorted(workloads, key=lambda info: _order(info["workload"])))

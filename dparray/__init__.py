@@ -7,9 +7,11 @@ The public surface, re-exported from the modules that define it. Start with
 from importlib import metadata as _metadata
 
 from dparray import accelerator as accelerator
+from dparray import autograd as autograd
 from dparray import cuda as cuda
 from dparray import data as data
 from dparray import distributed as distributed
+from dparray import func as func
 from dparray import nn as nn
 from dparray import ops as _ops
 from dparray import optim as optim
@@ -163,8 +165,10 @@ __all__ = [
     "DataParallel",
     "fork_rng",
     "manual_seed",
+    "autograd",
     "data",
     "distributed",
+    "func",
     "nn",
     "optim",
     "random",

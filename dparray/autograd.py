@@ -14,6 +14,14 @@ instead of an array. The engine adds the slices that reach one input into a sing
 its own, in place, and hands the node an ordinary array: reading ``L`` slices of a tensor (an
 RNN's time steps, one projection split into query, key and value) then costs one tensor-sized
 array in backward, not ``L`` of them added one by one.
+
+``backward(create_graph=True)`` and ``grad(..., create_graph=True)`` run every node's backward
+again as a graph of dparray ops, so the gradients are differentiable in turn: the walk itself
+is ``dparray.ops.graph_backward`` (it needs the ops, a layer above this one), bound here by
+``bind_graph_engine`` when the ops load. A node that saved arrays keeps its input arrays too
+(``saved_inputs``) unless its class declares that its saved arrays are constants or its own
+output (``Function.saved_values``), so that walk can rebuild what it saved as tensors; the
+first-order walk below never looks at them.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from operator import attrgetter
 from typing import Any, TypeAlias
 
@@ -42,6 +50,18 @@ _grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
 _retaining: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "dparray_retain_graph", default=False
 )
+_creating: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "dparray_create_graph", default=False
+)
+
+GraphEngine: TypeAlias = (
+    "Callable[[list[Function], dict[Any, Any], bool, int, Any], dict[Any, Any]]"
+)
+"""The create_graph walk: ``(order, pending, retain_graph, stop_below, wanted)`` -> reached."""
+_graph_engine: GraphEngine | None = None
+
+SAVED_VALUES = ("inputs", "constants", "output")
+"""What a Function's saved arrays can be (``Function.saved_values``)."""
 
 
 def is_grad_enabled() -> bool:
@@ -94,6 +114,17 @@ class Function:
           sums and casts it back to the input's shape and dtype.
         * Call the op as ``MyOp(params)(*inputs)``; it returns a ``Tensor``.
 
+    Derivatives of derivatives (``create_graph=True``) need nothing more: the engine runs
+    ``forward`` again on the node's inputs as tensors and ``backward`` on the gradient as a
+    tensor, both with ``self.xp`` set to dparray's own namespace (``dparray.ops.graph_arrays``),
+    so what backward computes is a graph of dparray ops. ``saved_values`` says what the saved
+    arrays are, so that the node keeps no more than that needs: ``"inputs"`` (the default)
+    when they are functions of the inputs, which the node then keeps; ``"constants"`` when
+    backward only reads them as constants -- positions, masks, a drawn dropout mask, nothing it
+    differentiates through -- and ``"output"`` when the one saved array is the op's output
+    (``tanh``, ``softmax``), which create_graph reaches through the node itself. Neither of the
+    last two keeps input arrays or runs forward again.
+
     Examples:
         >>> import dparray
         >>> from dparray.autograd import Function
@@ -109,14 +140,25 @@ class Function:
         [12.0]
     """
 
-    __slots__ = ("__dict__", "backend", "inputs_meta", "parents", "saved", "sequence", "xp")
+    __slots__ = ("__dict__", "backend", "inputs_meta", "parents", "saved", "saved_inputs",
+                 "sequence", "xp")
 
     backend: Any
     xp: Any
     saved: tuple[Any, ...]
+    saved_inputs: Sequence[Any]  # the input arrays, kept beside saved arrays for create_graph
     parents: list[Edge] | None  # None once released: the node can no longer run backward
     inputs_meta: list[InputMeta] | None
     sequence: int
+    saved_values = "inputs"  # or "constants", or "output": see the class documentation
+    _keeps_inputs = True  # saved_values == "inputs", decided once per class
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.saved_values not in SAVED_VALUES:
+            raise ValueError(f"{cls.__name__}.saved_values must be one of "
+                             f"{', '.join(map(repr, SAVED_VALUES))}, got {cls.saved_values!r}")
+        cls._keeps_inputs = cls.saved_values == "inputs"
 
     def __call__(self, *inputs: Any) -> Tensor:
         backend = None
@@ -172,6 +214,8 @@ class Function:
         if recorded:
             self.inputs_meta = metas
             self.sequence = next(_creation_order)
+            if self.saved and self._keeps_inputs:  # for create_graph to rebuild them
+                self.saved_inputs = arrays
             return from_op(out, backend, self)
         self.saved = ()
         return from_op(out, backend, None)
@@ -198,9 +242,15 @@ class Function:
         """Whether input ``index`` is tracked, so ``backward`` must return its gradient."""
         return self.parents is not None and self.parents[index] is not None
 
+    def prepare_replay(self, original: Function) -> None:
+        """Called on a copy of ``original`` before its ``forward`` runs again under
+        ``create_graph``; an op that draws random numbers in ``forward`` takes the draws of
+        ``original`` from its saved arrays here, so the replay sees the same ones."""
+
     def release(self) -> None:
         """Drop saved arrays and edges; the node can no longer run backward."""
         self.saved = ()
+        self.saved_inputs = ()
         self.parents = None
         self.inputs_meta = None
 
@@ -217,14 +267,37 @@ def retaining_graph() -> bool:
     return _retaining.get()
 
 
-def backward(root: Tensor, grad: Tensor | None = None, *,
-             retain_graph: bool = False) -> Gradients:
+def creating_graph() -> bool:
+    """Whether the backward pass in progress builds a graph of its own (``create_graph=True``):
+    for nodes whose own backward runs the backward of a sub-graph (DataParallel's gather)."""
+    return _creating.get()
+
+
+def bind_graph_engine(engine: GraphEngine) -> None:
+    """Install the create_graph walk (``dparray.ops.graph_backward`` calls it once loaded)."""
+    global _graph_engine
+    _graph_engine = engine
+
+
+def graph_engine() -> GraphEngine:
+    """The create_graph walk, with the signature of ``propagate`` plus ``wanted`` (the edges
+    whose gradients are needed, or None for all); its gradients are Tensors."""
+    if _graph_engine is None:
+        raise RuntimeError("create_graph needs dparray.ops loaded: import dparray")
+    return _graph_engine
+
+
+def backward(root: Tensor, grad: Tensor | None = None, *, retain_graph: bool | None = None,
+             create_graph: bool = False) -> Gradients:
     """Gradients of ``root`` with respect to every variable it depends on.
 
+    With ``create_graph=True`` the gradients are tensors in a graph of their own, which
+    ``backward`` differentiates again (the graph is then kept unless ``retain_graph=False``).
     Everything is checked before any gradient is computed: a bad ``grad`` or a graph that an
     earlier ``backward`` freed raise without touching the graph.
     """
     seed = _seed_gradient(root, grad)
+    retain = create_graph if retain_graph is None else bool(retain_graph)
     if root._node is None:
         if root._is_variable:
             return Gradients({root: seed})
@@ -233,14 +306,176 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
             "(make the inputs you train variables with requires_grad=True)"
         )
     order = reverse_topological_order(root._node)
-    token = _retaining.set(retain_graph)
+    if create_graph:
+        leaves = _run_graph_engine(order, {root._node: seed}, retain, -1, None)
+        variables = sorted((t for t in leaves if isinstance(t, Tensor) and t._is_variable),
+                           key=_by_order)
+        return Gradients({t: leaves[t] for t in variables})
+    token = _retaining.set(retain)
     try:
-        leaves = propagate(order, {root._node: seed.data}, retain_graph)
+        leaves = propagate(order, {root._node: seed.data}, retain)
     finally:
         _retaining.reset(token)
-    variables = [t for t in leaves if isinstance(t, Tensor)]  # a whole graph ends in variables
+    # a whole graph ends in variables (or in tensors that were: a dparray.func argument)
+    variables = [t for t in leaves if isinstance(t, Tensor) and t._is_variable]
     variables.sort(key=lambda t: t._order)
     return Gradients({t: Tensor(leaves[t], t.backend) for t in variables})
+
+
+def _by_order(t: Tensor) -> int:
+    return t._order
+
+
+def _run_graph_engine(order: list[Function], pending: dict[Any, Any], retain: bool,
+                      stop_below: int, wanted: Any) -> dict[Any, Any]:
+    """The create_graph walk, in grad mode, marked for nodes that ask ``creating_graph()``."""
+    engine = graph_engine()
+    tokens = (_retaining.set(retain), _creating.set(True), _grad_enabled.set(True))
+    try:
+        return engine(order, pending, retain, stop_below, wanted)
+    finally:
+        _grad_enabled.reset(tokens[2])
+        _creating.reset(tokens[1])
+        _retaining.reset(tokens[0])
+
+
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: Tensor | Sequence[Tensor | None] | None = None, *,
+         retain_graph: bool | None = None, create_graph: bool = False,
+         allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, as PyTorch's
+    ``torch.autograd.grad``: a tuple with one tensor per input (or None for an input the
+    outputs do not depend on, with ``allow_unused=True``).
+
+    ``inputs`` may be variables or any tensors computed from them (an activation, the input of
+    a physics-informed network). ``grad_outputs`` holds one gradient per output (None for a
+    single-element output: ones). With ``create_graph=True`` the gradients are in a graph of
+    their own, so they can be differentiated again; the graph is kept unless
+    ``retain_graph=False``. Only the part of the graph that leads to ``inputs`` is run.
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([1.0, 2.0], requires_grad=True)
+        >>> (dx,) = dparray.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        >>> dx.tolist()
+        [3.0, 12.0]
+        >>> dparray.autograd.grad(dx.sum(), x)[0].tolist()
+        [6.0, 12.0]
+    """
+    output_list = _tensor_list(outputs, "outputs")
+    input_list = _tensor_list(inputs, "inputs")
+    seeds = _grad_outputs(output_list, grad_outputs)
+    for i, t in enumerate(input_list):
+        if t._node is None and not t._is_variable:
+            raise RuntimeError(
+                f"grad: input {i} (shape {t.shape}) is a constant, not a variable or a tensor "
+                "computed from one: nothing flows to it (make it with requires_grad=True)"
+            )
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    pending: dict[Any, Any] = {}
+    for out, seed in zip(output_list, seeds, strict=True):
+        key = out._node if out._node is not None else out
+        value = seed if create_graph else seed.data
+        pending[key] = value if key not in pending else pending[key] + value
+    found = _staged(pending, input_list, retain, create_graph)
+    results: list[Tensor | None] = []
+    for i, t in enumerate(input_list):
+        value = found.get(t if t._node is None else t._node)
+        if value is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {i} (shape {t.shape}) is not used by the outputs; pass "
+                    "allow_unused=True to get None for it"
+                )
+            results.append(None)
+        elif create_graph:
+            results.append(value)
+        else:
+            results.append(Tensor(_dense(value), t.backend))
+    return tuple(results)
+
+
+def _staged(pending: dict[Any, Any], inputs: list[Tensor], retain: bool,
+            create_graph: bool) -> dict[Any, Any]:
+    """The gradients reaching each input's key (the variable, or the node that made it).
+
+    The walk runs in stages, one per input made by a node, newest first: a stage runs the
+    nodes numbered above that node and stops, so the gradient of the node's output is
+    complete when read; the next stage goes on from what reached below."""
+    targets = {t._node for t in inputs if t._node is not None}
+    variables = {t for t in inputs if t._node is None}
+    wanted = _leading_to(pending, targets, variables) if create_graph else None
+    stops = [node.sequence for node in sorted(targets, key=_by_creation, reverse=True)]
+    if variables:
+        stops.append(-1)
+    found: dict[Any, Any] = {}
+    current = pending
+    for stop in stops:
+        above = {n: g for n, g in current.items()
+                 if isinstance(n, Function) and n.sequence > stop}
+        below = {n: g for n, g in current.items() if n not in above}
+        if above:
+            order = reverse_topological_order(list(above), stop_below=stop + 1)
+            if create_graph:
+                reached = _run_graph_engine(order, above, retain, stop + 1, wanted)
+            else:
+                token = _retaining.set(retain)
+                try:
+                    reached = propagate(order, above, retain, stop_below=stop + 1)
+                finally:
+                    _retaining.reset(token)
+            for key, g in reached.items():
+                below[key] = g if key not in below else _dense(below[key]) + g
+        current = below
+        found.update((key, g) for key, g in current.items()
+                     if key in targets or key in variables)
+    return found
+
+
+def _leading_to(pending: dict[Any, Any], targets: set[Function],
+                variables: set[Tensor]) -> set[Any]:
+    """The edges (nodes and variables) from which some target is reached, the targets
+    included: the create_graph walk computes gradients along these only."""
+    roots = [n for n in pending if isinstance(n, Function)]
+    nodes = reverse_topological_order(roots) if roots else []
+    wanted: set[Any] = set(targets) | set(variables)
+    for node in reversed(nodes):  # oldest first: every parent decided before its consumers
+        if node in wanted:
+            continue
+        if any(p is not None and p in wanted for p in node.parents or ()):
+            wanted.add(node)
+    return wanted
+
+
+def _tensor_list(value: Any, name: str) -> list[Tensor]:
+    items = [value] if isinstance(value, Tensor) else value
+    if not isinstance(items, (list, tuple)) or not items:
+        raise TypeError(f"grad: {name} must be a Tensor or a non-empty sequence of Tensors, got "
+                        f"{type(value).__name__}")
+    for i, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad: {name}[{i}] must be a Tensor, got {type(t).__name__}")
+    return list(items)
+
+
+def _grad_outputs(outputs: list[Tensor], given: Any) -> list[Tensor]:
+    if given is None:
+        given = [None] * len(outputs)
+    elif isinstance(given, Tensor):
+        given = [given]
+    if not isinstance(given, (list, tuple)) or len(given) != len(outputs):
+        count = len(given) if isinstance(given, (list, tuple)) else type(given).__name__
+        raise ValueError(f"grad: grad_outputs needs one entry per output ({len(outputs)}), got "
+                         f"{count}")
+    seeds = []
+    for i, (out, g) in enumerate(zip(outputs, given, strict=True)):
+        if out._node is None and not out._is_variable:
+            raise RuntimeError(
+                f"grad: output {i} (shape {out.shape}) depends on no variable: nothing to "
+                "differentiate"
+            )
+        seeds.append(_seed_gradient(out, g))
+    return seeds
 
 
 def propagate(order: list[Function], pending: dict[Function, Any], retain_graph: bool,
@@ -277,10 +512,7 @@ def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph
         if type(grads_in) is not tuple:
             grads_in = (grads_in,)
         if len(grads_in) != len(parents):
-            raise RuntimeError(
-                f"{type(node).__name__}.backward returned {len(grads_in)} gradients for "
-                f"{len(parents)} inputs"
-            )
+            raise wrong_count(node, len(grads_in), len(parents))
         for parent, meta, g in zip(parents, metas, grads_in, strict=False):  # lengths checked
             if parent is None or g is None or meta is None:
                 continue
@@ -403,6 +635,13 @@ def reverse_topological_order(roots: Function | list[Function],
                 nodes.append(parent)
     nodes.sort(key=_by_creation, reverse=True)
     return nodes
+
+
+def wrong_count(node: Function, count: int, inputs: int) -> RuntimeError:
+    """The error for a backward that returned ``count`` gradients for ``inputs`` inputs."""
+    return RuntimeError(
+        f"{type(node).__name__}.backward returned {count} gradients for {inputs} inputs"
+    )
 
 
 def _freed(node: Function) -> RuntimeError:

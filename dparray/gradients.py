@@ -4,7 +4,8 @@ A read-only mapping from each variable tensor (by identity) to its gradient tens
 order the variables were created -- for a model, the order of its parameters. Nothing is
 stored on the variables, so nothing needs zeroing and two backward passes can run at once.
 Gradients of several passes combine with ``+`` (a variable missing on one side counts as
-zero), and scale with ``*`` and ``/`` by a number.
+zero), and scale with ``*`` and ``/`` by a number. Gradients made by
+``backward(create_graph=True)`` are tensors in a graph, and their sums and multiples stay in it.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ class Gradients(Mapping[Tensor, Tensor]):
         return self._map(lambda data: data / divisor)
 
     def _map(self, function: Any) -> Gradients:
-        return Gradients({v: Tensor(function(g.data), g.backend) for v, g in self._grads.items()})
+        return Gradients({v: function(g) if g._node is not None else
+                          Tensor(function(g.data), g.backend) for v, g in self._grads.items()})
 
 
 def _combine(a: Tensor, b: Tensor) -> Tensor:
@@ -100,4 +102,6 @@ def _combine(a: Tensor, b: Tensor) -> Tensor:
         raise ValueError(
             f"cannot add gradients of backends {a.backend.name!r} and {b.backend.name!r}"
         )
+    if a._node is not None or b._node is not None:  # create_graph gradients: stay in the graph
+        return a + b
     return Tensor(a.data + b.data, a.backend)

@@ -136,13 +136,16 @@ class TensorMethods(_Conversions):
         def elem_count(self) -> int: ...
 
     # ---------------------------------------------------------------------- graph and dtype
-    def backward(self, grad: Tensor | None = None, *, retain_graph: bool = False) -> Gradients:
+    def backward(self, grad: Tensor | None = None, *, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> Gradients:
         """Gradients of this tensor with respect to every variable it depends on.
 
         ``grad`` is the gradient flowing in (ones when omitted, which needs a single-element
-        tensor). The graph's saved arrays are freed on the way unless ``retain_graph``.
+        tensor). The graph's saved arrays are freed on the way unless ``retain_graph``. With
+        ``create_graph=True`` the gradients are tensors in a graph of their own, to
+        differentiate again (the graph is then kept unless ``retain_graph=False``).
         """
-        return _backward(self, grad, retain_graph=retain_graph)
+        return _backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """This tensor on another device, or cast to another dtype, or both, with PyTorch's

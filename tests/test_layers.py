@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops", ("dparray.ops",)),
     ("adapters", ("dparray.backends",)),
     ("library", ("dparray.nn", "dparray.optim", "dparray._nested", "dparray.io",
-                 "dparray.checkpoint")),
+                 "dparray.checkpoint", "dparray.func")),
     ("parallel", ("dparray.parallel", "dparray.distributed")),
     ("data", ("dparray.data",)),  # above distributed: a DistributedSampler asks MPI's world
     ("entry points", ("dparray.cli", "dparray.__main__", "dparray.testing", "dparray")),

@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "reference"
 PUBLIC_MODULES = ["dparray", "dparray.nn", "dparray.nn.functional", "dparray.optim",
                   "dparray.data", "dparray.distributed", "dparray.random", "dparray.kernels",
-                  "dparray.testing"]
+                  "dparray.testing", "dparray.func"]
 DIRECTIVE = re.compile(r"^::: ([\w.]+)\n((?:[ \t]+.*\n)*)", flags=re.MULTILINE)
 MEMBERS = re.compile(r"members:\s*\[([^\]]*)\]")
 

@@ -20,6 +20,7 @@ from dparray.ops import copysign as _copysign
 from dparray.ops import einsum as _einsum
 from dparray.ops import elementwise as _elementwise
 from dparray.ops import exponential as _exponential
+from dparray.ops import graph_backward as _graph_backward  # noqa: F401  (binds create_graph)
 from dparray.ops import index_put as _index_put
 from dparray.ops import indexing as _indexing
 from dparray.ops import linalg as _linalg

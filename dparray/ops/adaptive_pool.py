@@ -110,6 +110,8 @@ class AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window of ``(N, C, H, W)`` input, the first maximum in
     row-major order winning. With ``return_indices`` the node also sets ``indices``: each
     winner's flat position ``h * W + w`` in its input plane (int64)."""
+    saved_values = "constants"  # the winners' positions
+
 
     def __init__(self, output_size: Pair, return_indices: bool = False) -> None:
         self.output_size, self.return_indices = output_size, return_indices

@@ -67,8 +67,16 @@ class _Attention(Function):
             probs = self.softmax(scores)
         if not self.dropout_p:
             return probs, None, probs
-        keep = _random.generator(self.backend).bernoulli(tuple(probs.shape), 1.0 - self.dropout_p)
+        keep = getattr(self, "replayed_keep", None)  # a replay under create_graph: no new draw
+        if keep is None:
+            keep = _random.generator(self.backend).bernoulli(tuple(probs.shape),
+                                                             1.0 - self.dropout_p)
         return probs, keep, self._dropped(probs, keep)
+
+    def prepare_replay(self, original: Function) -> None:
+        """Replay ``original``'s forward with its dropout mask (its last saved array)."""
+        if self.dropout_p:
+            self.replayed_keep = original.saved[-1]
 
     def softmax(self, scores: Any) -> Any:
         """Softmax over the last axis, zeros for a row that sees no key (every score

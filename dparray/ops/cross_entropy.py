@@ -146,6 +146,8 @@ class SoftCrossEntropy(Function):
 class NLL(_RowLoss):
     """Negative log-likelihood of ``M`` integer targets under ``(M, C)`` log-probabilities;
     ``weight`` is an optional ``(C,)`` array of class weights (no gradient)."""
+    saved_values = "constants"  # targets and weights
+
 
     def forward(self, log_probs: Any, target: Any, weight: Any = None) -> Any:
         xp = self.xp

@@ -15,6 +15,8 @@ class Dropout(Function):
     """``x * mask / (1 - p)``, the mask True with probability ``1 - p``, drawn from the
     current random stream (so a seed makes it repeat, and DataParallel's chunks draw their
     own)."""
+    saved_values = "constants"  # the drawn mask
+
 
     def __init__(self, p: float) -> None:
         self.p = p

@@ -42,6 +42,8 @@ _GELU_CUBIC = 0.044715
 
 class Exp(Function):
     """``exp(x)``."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def forward(self, x: Any) -> Any:
         out = self.xp.exp(as_float(self.backend, x))
@@ -68,6 +70,8 @@ class Log(Function):
 
 class Sqrt(Function):
     """``sqrt(x)``."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def forward(self, x: Any) -> Any:
         out = self.xp.sqrt(as_float(self.backend, x))
@@ -93,6 +97,8 @@ class Abs(Function):
 
 class Tanh(Function):
     """``tanh(x)``."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def forward(self, x: Any) -> Any:
         out = self.xp.tanh(as_float(self.backend, x))
@@ -106,6 +112,8 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     """``1 / (1 + exp(-x))``, computed without overflow for any ``x``."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
@@ -128,6 +136,8 @@ class Relu(Function):
     is NaN), so the op keeps its output, as PyTorch does: the next op usually keeps that array
     anyway, and the input can be freed.
     """
+    saved_values = "constants"  # the output only as a mask
+
 
     def forward(self, x: Any) -> Any:
         out = self.xp.maximum(x, 0)  # an int 0 keeps int tensors int; faster than where
@@ -273,6 +283,8 @@ def _bound(value: Any, name: str) -> float | int:
 
 class Where(Function):
     """``a`` where ``condition`` holds, else ``b``; no gradient for the condition."""
+    saved_values = "constants"  # the condition
+
 
     def forward(self, condition: Any, a: Any, b: Any) -> Any:
         xp = self.xp

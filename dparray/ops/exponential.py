@@ -33,6 +33,8 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 class Exp2(Function):
     """``2 ** x``."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def forward(self, x: Any) -> Any:
         out = 2.0 ** as_float(self.backend, x)
@@ -46,6 +48,8 @@ class Exp2(Function):
 
 class Expm1(Function):
     """``exp(x) - 1``, accurate for small ``x``."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def forward(self, x: Any) -> Any:
         out = self.xp.expm1(as_float(self.backend, x))
@@ -98,6 +102,8 @@ class Log1p(Function):
 
 class Rsqrt(Function):
     """``1 / sqrt(x)``."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def forward(self, x: Any) -> Any:
         out = 1.0 / self.xp.sqrt(as_float(self.backend, x))

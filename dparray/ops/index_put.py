@@ -67,6 +67,8 @@ class PutAt(Function):
     positions ``positions``: the last write wins where one repeats, or every write adds with
     ``accumulate``."""
 
+    saved_values = "constants"  # positions and the written mask (for create_graph)
+
     def __init__(self, accumulate: bool) -> None:
         self.accumulate = accumulate
 

@@ -75,6 +75,8 @@ class GetItem(Function):
 
 class Take(Function):
     """Rows ``index`` of ``x`` along ``axis``; ``index`` may have any shape."""
+    saved_values = "constants"  # positions
+
 
     def __init__(self, axis: int) -> None:
         self.axis = axis
@@ -107,6 +109,8 @@ class Take(Function):
 class IndexArrays(Function):
     """``y`` indexed at ``axes`` by integer arrays broadcast together (NumPy's advanced
     indexing), as one take at a linear position into those axes."""
+    saved_values = "constants"  # positions
+
 
     def __init__(self, axes: tuple[int, ...], names: tuple[int, ...]) -> None:
         self.axes = axes  # the indexed axes of y
@@ -152,6 +156,8 @@ class IndexArrays(Function):
 
 class Gather(Function):
     """PyTorch's ``gather``: along axis 0, ``out[i, j] = x[index[i, j], j]``, and so on."""
+    saved_values = "constants"  # positions
+
 
     def __init__(self, axis: int) -> None:
         self.axis = axis
@@ -178,6 +184,8 @@ class Scatter(Function):
     """PyTorch's ``scatter``, out of place: ``x`` with ``src`` (an array of the index's shape,
     or a Python scalar) written at ``index`` along ``axis``; where a position is written more
     than once, the last write wins, as in NumPy's ``put_along_axis``."""
+    saved_values = "constants"  # positions and masks
+
 
     def __init__(self, axis: int) -> None:
         self.axis = axis
@@ -223,6 +231,8 @@ class Scatter(Function):
 class ScatterAdd(Function):
     """PyTorch's ``scatter_add``, out of place: ``x`` plus ``src`` added at ``index`` along
     ``axis``; repeated positions accumulate."""
+    saved_values = "constants"  # positions
+
 
     def __init__(self, axis: int) -> None:
         self.axis = axis

@@ -24,6 +24,8 @@ class MaxPool2d(Function):
     """The maximum of each window of ``(N, C, H, W)`` input. With ``return_indices`` the node
     also sets ``indices``: each winner's flat position ``h * W + w`` in its input plane (int64,
     the output's shape), as PyTorch returns them."""
+    saved_values = "constants"  # the winners' positions
+
 
     def __init__(self, windows: Windows, return_indices: bool = False) -> None:
         self.geometry, self.return_indices = windows, return_indices

@@ -273,6 +273,8 @@ class LogSumExp(_Reduction):
 @reference("softmax")
 class Softmax(Function):
     """``exp(x) / sum(exp(x))`` along one axis (a 0-d tensor's softmax is 1)."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def __init__(self, axis: int = -1) -> None:
         self.axis: int | tuple[()] = axis
@@ -298,6 +300,8 @@ class Softmax(Function):
 @reference("log_softmax")
 class LogSoftmax(Function):
     """``x - logsumexp(x)`` along one axis (0 for a 0-d tensor)."""
+    saved_values = "output"  # only its output, which create_graph reaches through this node
+
 
     def __init__(self, axis: int = -1) -> None:
         self.axis: int | tuple[()] = axis

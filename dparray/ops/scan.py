@@ -113,6 +113,8 @@ class _CumExtremum(_Scan):
     value from there on (each later NaN taking over the position). The gradient of each value
     goes to its position.
     """
+    saved_values = "constants"  # the positions
+
 
     def replaces(self, candidate: Any, best: Any) -> Any:
         raise NotImplementedError

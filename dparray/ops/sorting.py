@@ -33,6 +33,8 @@ class ValuesIndices(NamedTuple):
 
 class Sort(Function):
     """``x`` sorted along ``axis``; the gradient is un-sorted by the inverse permutation."""
+    saved_values = "constants"  # the order
+
 
     def __init__(self, axis: int = -1, descending: bool = False, stable: bool = True) -> None:
         self.axis = axis
@@ -60,6 +62,8 @@ class Sort(Function):
 class TopK(Function):
     """The ``k`` largest (or smallest) elements along ``axis``, in order; their positions are
     kept in ``self.indices`` for the caller. The gradient goes to the picked positions."""
+    saved_values = "constants"  # the order
+
 
     def __init__(self, k: int, axis: int = -1, largest: bool = True) -> None:
         self.k = check_int(k, "k", "topk", minimum=0)

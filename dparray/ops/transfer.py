@@ -34,6 +34,10 @@ class ToBackend(Function):
             grad = self.backend.asarray(self.target.to_numpy(grad))
         return _devices.on_device(self.backend, grad, self.source_device)
 
+    def graph_backward(self, grad: Tensor) -> Tensor:
+        """The backward under ``create_graph``: the gradient moved back, differentiably."""
+        return to_backend(grad, self.backend)
+
 
 def to_backend(x: Tensor, target: Backend, device: Any = None) -> Tensor:
     """``x`` on backend ``target`` and its native device ``device`` (None: wherever the

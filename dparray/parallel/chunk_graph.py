@@ -5,7 +5,10 @@ node a chunk makes is numbered at or above it. Each chunk's output then roots a 
 nodes made after the boundary; the sub-graphs are disjoint, and what they reach below the
 boundary (parameters, nodes made before the split) are their *edges*. One gather node whose
 edges are those runs each chunk's sub-graph backward on that chunk's worker and sums the
-gradients that leave them. The engine (``dparray.autograd``) provides the walk itself.
+gradients that leave them. The engine (``dparray.autograd``) provides the walk itself; under
+``create_graph`` it is the walk that builds a graph (``dparray.ops.graph_backward``), run on
+each chunk's worker as the plain one is, so gradient penalties and other derivatives of
+derivatives work through DataParallel too.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from dparray.autograd import (
     Edge,
     Function,
     InputMeta,
+    creating_graph,
+    graph_engine,
     next_sequence_number,
     propagate,
     retaining_graph,
     reverse_topological_order,
 )
+from dparray.ops.graph_arrays import GraphArray
 from dparray.tensor import Tensor
 
 
@@ -43,8 +49,12 @@ def backward_to_boundary(seeds: dict[Function, Any],
     """Run the backward of the part of a graph made at or after ``boundary``, from the nodes
     in ``seeds`` (each receiving its gradient), and return the gradients that leave it: one
     per variable and per older node reached. The graph is kept or freed as the backward in
-    progress says."""
+    progress says; under ``create_graph`` the seeds and the gradients are tensors, and the
+    sub-graph's backward is recorded."""
     order = reverse_topological_order(list(seeds), stop_below=boundary)
+    if creating_graph():
+        tensors = {node: g.tensor if isinstance(g, GraphArray) else g for node, g in seeds.items()}
+        return graph_engine()(order, tensors, retaining_graph(), boundary, None)
     return propagate(order, dict(seeds), retaining_graph(), stop_below=boundary)
 
 

@@ -8,6 +8,12 @@ sub-graph backward exactly once, on that chunk's worker, from all of that chunk'
 once, and sums what leaves the chunks (parameters, tensors made before the split) in chunk
 order: bitwise repeatable for a given number of workers. Outputs without a graph are
 concatenated as constants.
+
+Under ``create_graph`` the node's backward is run again on tensors (``dparray.ops.graph_backward``)
+and each chunk's sub-graph backward is recorded, on its worker: the gradients that leave the
+chunks are tensors in a graph. Differentiating those again runs the chunks' own nodes one after
+another in the caller's thread, which SyncBatchNorm's chunks, which must meet, cannot do: a
+create_graph backward through synchronised chunks is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dparray import _tree
-from dparray.autograd import Function, is_grad_enabled
+from dparray.autograd import Function, creating_graph, is_grad_enabled
 from dparray.nn.chunks import sync_group
 from dparray.parallel.chunk_graph import attach, backward_to_boundary, boundary_edges
 from dparray.tensor import Tensor, from_op
@@ -130,6 +136,12 @@ class Gather(Function):
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         xp = self.xp
+        if self.group is not None and creating_graph():
+            raise RuntimeError(
+                "create_graph through DataParallel with SyncBatchNorm in training is not "
+                "supported: the chunks' statistics are exchanged between workers, which a "
+                "derivative of the gradient cannot repeat; use BatchNorm (or eval mode) there"
+            )
         if len(self.shapes) == 1:
             per_output = [grad]
         else:
