@@ -639,6 +639,22 @@ def sgd_update(param, grad, buffer, first, lr, with_decay, decay, with_momentum,
         out[i] = param[i] - lr * g
 
 
+@jit
+def adadelta_update(param, grad, square, accumulated, first, with_decay, decay, rho, keep, eps,
+                    lr, zero, out, square_out, accumulated_out):  # pragma: no cover - compiled
+    """``keep``: ``1 - rho``; ``zero``: 0 in the parameter's dtype, the state before the first
+    step (the reference starts from zeros and computes with them)."""
+    for i in prange(param.shape[0]):
+        g = grad[i] + decay * param[i] if with_decay else grad[i]
+        s = zero if first else square[i]
+        a = zero if first else accumulated[i]
+        s = rho * s + keep * g * g
+        d = math.sqrt(a + eps) / math.sqrt(s + eps) * g
+        square_out[i] = s
+        accumulated_out[i] = rho * a + keep * d * d
+        out[i] = param[i] - lr * d
+
+
 # ----------------------------------------------------------------------- LSTM recurrence
 # One time step of ``dparray.ops.recurrent.LSTMSequence`` for a batch: ``z`` is the hidden
 # projection ``h_(t-1) @ W_hh^T`` (BLAS's, by the caller), ``projected`` the step's input

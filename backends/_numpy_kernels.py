@@ -644,6 +644,25 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     return out.reshape(param.shape)
 
 
+def adadelta_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> Any:
+    """``Adadelta.update`` in one compiled pass (the reference's arithmetic, in its order and
+    its dtype)."""
+    if not floating(param, grad) or param.ndim == 0:
+        return type(optimizer).update(optimizer, xp, param, grad, state, group)
+    arguments = update_arguments.adadelta(state, group, param.dtype.type)
+    flat_p = param.ravel()
+    flat_g = grad.ravel()
+    first = arguments[0]
+    flat_s = flat_g if first else state["square_avg"].ravel()
+    flat_a = flat_g if first else state["acc_delta"].ravel()
+    out, s_out, a_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
+    _loops().adadelta_update(flat_p, flat_g, flat_s, flat_a, *arguments, out, s_out, a_out)
+    state.update(step=state.get("step", 0) + 1, square_avg=s_out.reshape(param.shape),
+                 acc_delta=a_out.reshape(param.shape))
+    return out.reshape(param.shape)
+
+
 class _SizedLoops:
     """The compiled loops, each launched on as many threads as its size is worth
     (``_numba_setup.launch``: the size is that of the loop's first argument)."""
@@ -719,4 +738,5 @@ def table() -> dict[str, Any]:
         "avg_pool1d": AvgPool1dKernel,
         "adam_update": adam_update,
         "sgd_update": sgd_update,
+        "adadelta_update": adadelta_update,
     }

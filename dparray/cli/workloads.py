@@ -158,34 +158,6 @@ WORKLOADS = {
 # The real programs, each with its own loss, optimizer and clipping, as the programs train.
 
 
-class AdadeltaStandIn(Optimizer):
-    """PyTorch's Adadelta (no weight decay, no maximize), for W11 until ``optim.Adadelta``
-    exists: ``s = rho s + (1 - rho) g^2``, ``d = sqrt(a + eps) / sqrt(s + eps) * g``,
-    ``a = rho a + (1 - rho) d^2``, ``p -= lr d``."""
-
-    state_arrays = ("square_avg", "acc_delta")
-
-    def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9,
-                 eps: float = 1e-6) -> None:
-        super().__init__(params, {"lr": lr, "rho": rho, "eps": eps, "weight_decay": 0.0})
-
-    def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-               group: dict[str, Any]) -> Any:
-        rho, eps = group["rho"], group["eps"]
-        square = state.get("square_avg", xp.zeros_like(param))
-        accumulated = state.get("acc_delta", xp.zeros_like(param))
-        square = rho * square + (1.0 - rho) * grad * grad
-        delta = xp.sqrt(accumulated + eps) / xp.sqrt(square + eps) * grad
-        state["square_avg"] = square
-        state["acc_delta"] = rho * accumulated + (1.0 - rho) * delta * delta
-        return param - group["lr"] * delta
-
-
-def _adadelta(model: nn.Module) -> Optimizer:
-    real = getattr(optim, "Adadelta", None)  # the library's, once it has one
-    return (real or AdadeltaStandIn)(model.parameters(), lr=1.0)
-
-
 def _language_loss(model: Any, tokens: Tensor, targets: Tensor) -> Tensor:
     logits = model(tokens)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
@@ -279,7 +251,8 @@ REAL_PROGRAMS = {
     "W11": Workload(
         "W11", "MNIST CNN (2 convs, max pool, dropout, 2 linears, log-softmax), batch 64, "
         "Adadelta", models.MnistNet, _labels((64, 1, 28, 28), 10), True, twins.mnist_net,
-        objective=_nll, optimizer=_adadelta, torch_objective=_torch_nll,
+        objective=_nll, optimizer=lambda m: optim.Adadelta(m.parameters(), lr=1.0),
+        torch_objective=_torch_nll,
         torch_optimizer=lambda t, m: t.optim.Adadelta(m.parameters(), lr=1.0)),
     "W12": Workload(
         "W12", "VAE 784-400-20, batch 128, Adam", models.VAE, _images(128), False, twins.vae,
