@@ -337,7 +337,7 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         return out, None, None
 
 
-class _RecurrenceKernel(Fallback):
+class _RecurrenceKernel(Fallback, _recurrent.RecurrentSequence):
     """The loop of ``dparray.ops.recurrent.RecurrentSequence`` with each step's cell in one
     compiled pass each way (a subclass's ``buffers``, ``step_forward`` and ``step_backward``),
     the hidden products in preallocated buffers on one BLAS thread, and the hidden states kept
