@@ -73,6 +73,18 @@ def _torch_small_cnn(t: Any) -> Any:
                            t.nn.Dropout(0.25), t.nn.Flatten(), t.nn.Linear(16 * 4 * 4, 10))
 
 
+def _digits_cnn() -> nn.Module:
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Dropout(0.25), nn.Flatten(), nn.Linear(32 * 2 * 2, 10))
+
+
+def _torch_digits_cnn(t: Any) -> Any:
+    return t.nn.Sequential(t.nn.Conv2d(1, 16, 3, padding=1), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                           t.nn.Conv2d(16, 32, 3, padding=1), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                           t.nn.Dropout(0.25), t.nn.Flatten(), t.nn.Linear(32 * 2 * 2, 10))
+
+
 def _embedding_mlp() -> nn.Module:
     return nn.Sequential(nn.Embedding(5000, 128), nn.Flatten(), nn.Linear(32 * 128, 512),
                          nn.GELU(), nn.Linear(512, 4))
@@ -144,8 +156,9 @@ WORKLOADS = {
                    _labels((256, 1, 28, 28), 10), True, _torch_convnet),
     "CNN64": Workload("CNN64", "small CNN on 8x8 digits, batch 64", _small_cnn,
                       _labels((64, 1, 8, 8), 10), True, _torch_small_cnn),
-    "CNN700": Workload("CNN700", "small CNN on 8x8 digits, batch 700", _small_cnn,
-                       _labels((700, 1, 8, 8), 10), True, _torch_small_cnn),
+    "CNN700": Workload("CNN700", "digits CNN (convs 1-16 and 16-32, ReLU, max pool, dropout, "
+                       "Linear 128-10) on 8x8 digits, batch 700", _digits_cnn,
+                       _labels((700, 1, 8, 8), 10), True, _torch_digits_cnn),
     "W5": Workload("W5", "Embedding(5000,128) on 32 tokens + MLP 4096-512-4, batch 512",
                    _embedding_mlp, _tokens(512, 32, 5000, 4), True, _torch_embedding_mlp),
     "W6": Workload("W6", "transformer encoder block (d 256, 4 heads, MLP 1024, pre-norm, GELU, "
