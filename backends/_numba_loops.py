@@ -256,10 +256,11 @@ def relu(x, out):  # pragma: no cover - compiled
 
 @jit
 def relu_backward(grad, x, out):  # pragma: no cover - compiled
-    """``grad * (x > 0)``, as the reference multiplies (an infinite or NaN ``grad`` where
-    ``x <= 0`` gives NaN, not 0); ``x`` may be ReLU's input or its output."""
+    """``grad * not (x <= 0)``, as the reference multiplies (an infinite or NaN ``grad``
+    where ``x <= 0`` gives NaN, not 0; a NaN ``x`` passes ``grad``); ``x`` may be ReLU's input
+    or its output."""
     for i in prange(x.shape[0]):
-        out[i] = grad[i] * (1.0 if x[i] > 0 else 0.0)
+        out[i] = grad[i] * (0.0 if x[i] <= 0 else 1.0)
 
 
 # ----------------------------------------------------------------------- softmax, by rows

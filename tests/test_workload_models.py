@@ -23,7 +23,7 @@ PATH = DATA / "workloads.safetensors"
 
 def _cases():
     with safe_open(str(PATH), framework="numpy") as file:
-        described = json.loads(file.metadata()["cases"])
+        described = json.loads(file.metadata()["workload_cases"])
         arrays = {name: {} for name in described}
         for key in file.keys():  # noqa: SIM118 - safe_open is not a mapping
             name, _, rest = key.partition("/")

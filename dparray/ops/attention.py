@@ -34,6 +34,7 @@ from dparray.autograd import Function
 from dparray.kernels import reference, resolve
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.linalg import array_matmul
+from dparray.ops.shape import repeat_interleave
 from dparray.tensor import Tensor
 
 _WHERE = "scaled_dot_product_attention"
@@ -168,7 +169,8 @@ def _safe_softmax(xp: Any, scores: Any) -> Any:
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
     """Attention of ``query`` ``(..., L, E)`` over ``key`` ``(..., S, E)`` and ``value``
     ``(..., S, Ev)``: ``softmax(query @ key^T * scale + mask) @ value``, as PyTorch's
     ``F.scaled_dot_product_attention``; one graph node.
@@ -177,7 +179,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     (added to the scores; it receives a gradient). ``is_causal`` lets query ``i`` see keys
     ``0 .. i`` (not together with ``attn_mask``). ``dropout_p`` zeroes probabilities with a
     mask from the current random stream whenever it is above 0 (pass 0 in evaluation).
-    ``scale`` defaults to ``1 / sqrt(E)``. A query that sees no key gets zeros.
+    ``scale`` defaults to ``1 / sqrt(E)``. A query that sees no key gets zeros. With
+    ``enable_gqa`` (grouped-query attention), ``key`` and ``value`` may have fewer heads (axis
+    -3) than ``query``, a divisor of its count: each serves that many query heads in turn, as
+    in PyTorch.
 
     Examples:
         >>> import dparray as dp
@@ -190,6 +195,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         >>> out.tolist()
         [[1.0], [0.0]]
     """
+    if check_bool(enable_gqa, "enable_gqa", _WHERE):
+        key, value = _grouped(query, key, "key"), _grouped(query, value, "value")
     shape = _check_inputs(query, key, value)
     dropout_p = check_probability(dropout_p, "dropout_p", _WHERE)
     check_bool(is_causal, "is_causal", _WHERE)
@@ -216,6 +223,21 @@ def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, drop
     caller checks the arguments as ``scaled_dot_product_attention`` does."""
     op = resolve(query.backend, AttentionWeights)
     return op(scale, dropout_p, is_causal)(query, key, attn_mask)
+
+
+def _grouped(query: Any, other: Any, name: str) -> Any:
+    """``other`` (key or value) with each of its heads repeated for the query heads it serves
+    (PyTorch's ``repeat_interleave`` along axis -3)."""
+    check_tensor(query, "query", _WHERE)
+    check_tensor(other, name, _WHERE)
+    if query.ndim < 3 or other.ndim < 3:
+        raise ValueError(f"{_WHERE}: enable_gqa needs heads (..., heads, length, features), "
+                         f"got query {query.shape} and {name} {other.shape}")
+    heads, groups = query.shape[-3], other.shape[-3]
+    if groups == 0 or heads % groups:
+        raise ValueError(f"{_WHERE}: enable_gqa needs the query's {heads} heads to be a "
+                         f"multiple of the {name}'s {groups}")
+    return other if heads == groups else repeat_interleave(other, heads // groups, axis=-3)
 
 
 def _check_inputs(query: Any, key: Any, value: Any) -> tuple[int, ...]:

@@ -117,7 +117,7 @@ def main() -> None:
             tensors[f"{case}/{key}"] = value.detach().clone().contiguous()
         described[case] = {"model": model, "sizes": sizes, "training": training}
     path = HERE / "workloads.safetensors"
-    save_file(tensors, path, metadata={"cases": json.dumps(described),
+    save_file(tensors, path, metadata={"workload_cases": json.dumps(described),
                                        "torch": torch.__version__})
     print(f"wrote {path} ({path.stat().st_size} bytes, {len(described)} cases)")
 
