@@ -346,7 +346,7 @@ def softmax_rows_backward(grad, out, result):  # pragma: no cover - compiled
 
 @jit_sum
 def log_softmax_rows_backward(grad, probabilities, result):  # pragma: no cover - compiled
-    """``probabilities`` is exp(out) (NumPy's exp, by the caller)."""
+    """``probabilities`` is exp(out) (NumPy's exp, by the caller); ``result`` may be it."""
     rows, width = grad.shape
     for i in prange(rows):
         total = 0.0
@@ -371,7 +371,8 @@ def pick_and_spread(log_probs, target, class_weight, picked, spread):  # pragma:
 @jit
 def cross_entropy_rows_backward(probabilities, target, coefficient, pick_mass, class_mass,
                                 share, out):  # pragma: no cover - compiled
-    """``probabilities`` is exp(log_probs) (NumPy's exp, by the caller)."""
+    """``probabilities`` is exp(log_probs) (NumPy's exp, by the caller); ``out`` may be it:
+    each entry is read before it is written."""
     rows, classes = probabilities.shape
     for i in prange(rows):
         s, k = share[i], coefficient[i]

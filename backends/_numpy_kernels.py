@@ -214,10 +214,11 @@ class _LastAxisSoftmax(LastAxisFallback):
             return self.reference_backward(grad)
         (out,) = self.saved
         g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
-        result = np.empty_like(out)
         if self.log:
-            _loops().log_softmax_rows_backward(g, np.exp(out), result)
+            result = np.exp(out)  # the probabilities, turned into the gradient in place
+            _loops().log_softmax_rows_backward(g, result, result)
         else:
+            result = np.empty_like(out)
             _loops().softmax_rows_backward(g, out, result)
         return result.reshape(self.shape)
 
@@ -300,12 +301,15 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         class_weight = np.ones(classes, rows.dtype) if weight is None else \
             np.ascontiguousarray(weight)
         log_probs = _softmax_rows(rows, log=True)
-        picked = np.empty(rows.shape[0], rows.dtype)
-        spread = np.empty(rows.shape[0], rows.dtype)
         safe = np.ascontiguousarray(safe, dtype=np.int64)
-        _loops().pick_and_spread(log_probs, safe, class_weight, picked, spread)
-        losses = np.where(kept == 0.0, 0.0, -picked * row_weight).astype(rows.dtype)
         smoothing = self.label_smoothing
+        if smoothing:
+            picked = np.empty(rows.shape[0], rows.dtype)
+            spread = np.empty(rows.shape[0], rows.dtype)
+            _loops().pick_and_spread(log_probs, safe, class_weight, picked, spread)
+        else:  # the spread over every class only counts with smoothing: just the picks
+            picked = log_probs[np.arange(rows.shape[0]), safe]
+        losses = np.where(kept == 0.0, 0.0, -picked * row_weight).astype(rows.dtype)
         if smoothing:
             uniform = -spread * (smoothing / classes)
             losses = losses * (1.0 - smoothing) + np.where(kept == 0.0, 0.0, uniform)
@@ -329,9 +333,9 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         pick_mass = (1.0 - smoothing) * row_weight
         share = grad if self.scale is None else grad * self.scale
         share = np.ascontiguousarray(np.broadcast_to(share * kept, (rows,)), dtype=dtype)
-        out = np.empty_like(log_probs)
+        out = np.exp(log_probs)  # the probabilities, turned into the gradient in place
         _loops().cross_entropy_rows_backward(
-            np.exp(log_probs), safe, np.ascontiguousarray(coefficient, dtype=dtype),
+            out, safe, np.ascontiguousarray(coefficient, dtype=dtype),
             np.ascontiguousarray(pick_mass, dtype=dtype),
             np.ascontiguousarray(class_mass, dtype=dtype), share, out)
         return out, None, None
