@@ -26,7 +26,8 @@ FIXTURE = pathlib.Path(__file__).parent / "data" / "index_patterns.safetensors"
 
 def _table():
     with safe_open(FIXTURE, "numpy") as file:
-        return json.loads(file.metadata()["index_cases"]), file.get_tensor("values").astype(np.int64)
+        cases = json.loads(file.metadata()["index_cases"])
+        return cases, file.get_tensor("values").astype(np.int64)
 
 
 CASES, VALUES = _table()
