@@ -1,6 +1,6 @@
 """The CuPy backend's kernel table: CUDA versions of the fused ops that are bound by memory.
 
-GELU is an ``ElementwiseKernel`` per direction, and so are Adam's and SGD's updates
+GELU is an ``ElementwiseKernel`` per direction, and so are Adam's, SGD's and Adadelta's updates
 (``_cupy_updates.py``); layer norm, softmax / log-softmax along the last
 axis and cross-entropy are ``RawKernel``s that give each row one thread block (a shared-memory
 tree reduction, accumulating in double), so a row is read once per pass instead of once per
@@ -319,11 +319,12 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
 
 def table() -> dict[str, Any]:
     """The kernels, by op name."""
-    from ._cupy_updates import adam_update, sgd_update
+    from ._cupy_updates import adadelta_update, adam_update, sgd_update
 
     return {
         "adam_update": adam_update,
         "sgd_update": sgd_update,
+        "adadelta_update": adadelta_update,
         "gelu": GeluKernel,
         "layer_norm": LayerNormKernel,
         "softmax": SoftmaxKernel,

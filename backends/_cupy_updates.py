@@ -1,6 +1,6 @@
-"""The CuPy backend's optimizer updates: Adam (and AdamW) and SGD as one CUDA elementwise
-kernel per parameter, where the references launch a kernel, and make a pass over memory, per
-array operation (about a dozen for Adam).
+"""The CuPy backend's optimizer updates: Adam (and AdamW), SGD and Adadelta as one CUDA
+elementwise kernel per parameter, where the references launch a kernel, and make a pass over
+memory, per array operation (about a dozen for Adam).
 
 Each kernel does the reference's arithmetic in its order and in the parameter's dtype, with the
 scalars that ``_update_arguments`` prepares for NumPy's loops too. It is compiled with
@@ -54,11 +54,27 @@ _SGD = (
 )
 
 
+_ADADELTA = (
+    "T param, T grad, T square, T accumulated, bool first, bool with_decay, T decay, T rho, "
+    "T keep, T eps, T lr, T zero",
+    "T out, T square_out, T accumulated_out",
+    """
+    const T g = with_decay ? grad + decay * param : grad;
+    const T a = first ? zero : accumulated;
+    const T s = rho * (first ? zero : square) + keep * g * g;
+    const T d = sqrt(a + eps) / sqrt(s + eps) * g;
+    square_out = s;
+    accumulated_out = rho * a + keep * d * d;
+    out = param - lr * d;
+    """,
+)
+
+
 @functools.cache
 def _kernel(name: str) -> Any:
     import cupy
 
-    in_params, out_params, body = {"adam": _ADAM, "sgd": _SGD}[name]
+    in_params, out_params, body = {"adam": _ADAM, "sgd": _SGD, "adadelta": _ADADELTA}[name]
     return cupy.ElementwiseKernel(in_params, out_params, body, f"dparray_{name}_update",
                                   options=_NO_CONTRACTION)
 
@@ -87,4 +103,20 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     out, buffer_out = _kernel("sgd")(param, grad, buffer, *arguments)
     if group["momentum"]:
         state["momentum_buffer"] = buffer_out
+    return out
+
+
+def adadelta_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> Any:
+    """``Adadelta.update`` as one kernel (the reference's arithmetic, in its order and dtype)."""
+    if not floating(param, grad):
+        return type(optimizer).update(optimizer, xp, param, grad, state, group)
+    arguments = update_arguments.adadelta(state, group, param.dtype.type)
+    first = arguments[0]
+    square = grad if first else state["square_avg"]
+    accumulated = grad if first else state["acc_delta"]
+    out, square_out, accumulated_out = _kernel("adadelta")(param, grad, square, accumulated,
+                                                           *arguments)
+    state.update(step=state.get("step", 0) + 1, square_avg=square_out,
+                 acc_delta=accumulated_out)
     return out

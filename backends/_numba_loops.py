@@ -346,7 +346,7 @@ def softmax_rows_backward(grad, out, result):  # pragma: no cover - compiled
 
 @jit_sum
 def log_softmax_rows_backward(grad, probabilities, result):  # pragma: no cover - compiled
-    """``probabilities`` is exp(out) (NumPy's exp, by the caller)."""
+    """``probabilities`` is exp(out) (NumPy's exp, by the caller); ``result`` may be it."""
     rows, width = grad.shape
     for i in prange(rows):
         total = 0.0
@@ -371,7 +371,8 @@ def pick_and_spread(log_probs, target, class_weight, picked, spread):  # pragma:
 @jit
 def cross_entropy_rows_backward(probabilities, target, coefficient, pick_mass, class_mass,
                                 share, out):  # pragma: no cover - compiled
-    """``probabilities`` is exp(log_probs) (NumPy's exp, by the caller)."""
+    """``probabilities`` is exp(log_probs) (NumPy's exp, by the caller); ``out`` may be it:
+    each entry is read before it is written."""
     rows, classes = probabilities.shape
     for i in prange(rows):
         s, k = share[i], coefficient[i]
@@ -640,12 +641,28 @@ def sgd_update(param, grad, buffer, first, lr, with_decay, decay, with_momentum,
         out[i] = param[i] - lr * g
 
 
-# ----------------------------------------------------------------------- LSTM recurrence
-# One time step of ``dparray.ops.recurrent.LSTMSequence`` for a batch: ``z`` is the hidden
-# projection ``h_(t-1) @ W_hh^T`` (BLAS's, by the caller), ``projected`` the step's input
-# projection; gates in PyTorch's order i, f, g, o, each ``hidden`` columns. The arithmetic is
-# the reference's, in its order; exp and tanh are libm's (the reference's are NumPy's), so
-# results agree to a few ulps.
+@jit
+def adadelta_update(param, grad, square, accumulated, first, with_decay, decay, rho, keep, eps,
+                    lr, zero, out, square_out, accumulated_out):  # pragma: no cover - compiled
+    """``keep``: ``1 - rho``; ``zero``: 0 in the parameter's dtype, the state before the first
+    step (the reference starts from zeros and computes with them)."""
+    for i in prange(param.shape[0]):
+        g = grad[i] + decay * param[i] if with_decay else grad[i]
+        s = zero if first else square[i]
+        a = zero if first else accumulated[i]
+        s = rho * s + keep * g * g
+        d = math.sqrt(a + eps) / math.sqrt(s + eps) * g
+        square_out[i] = s
+        accumulated_out[i] = rho * a + keep * d * d
+        out[i] = param[i] - lr * d
+
+
+# ----------------------------------------------------------------------- recurrences
+# One time step of a cell of ``dparray.ops.recurrent`` for a batch: ``z`` (``a`` for GRU) is
+# the hidden projection ``h_(t-1) @ W_hh^T`` (BLAS's, by the caller, who adds GRU's ``b_hh``),
+# ``projected`` the step's input projection; gates in PyTorch's order (LSTM i, f, g, o; GRU
+# r, z, n), each ``hidden`` columns. The arithmetic is the reference's, in its order; exp and
+# tanh are libm's (the reference's are NumPy's), so results agree to a few ulps.
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
@@ -692,3 +709,70 @@ def lstm_cell_backward(grad, dh, dc, gates, c, c_prev, dgates):  # pragma: no co
             dgates[n, 2 * hidden + j] = c_grad * i * (1.0 - g * g)
             dgates[n, 3 * hidden + j] = h_grad * tanh_c * o * (1.0 - o)
             dc[n, j] = c_grad * f
+
+
+@jit
+def gru_cell_forward(projected, a, h_prev, cache, h_out):  # pragma: no cover - compiled
+    """``cache`` gets ``r, z, n`` and the new gate's hidden projection ``a_n``."""
+    batch, hidden = h_prev.shape
+    for n in prange(batch):
+        for j in range(hidden):
+            r = stable_sigmoid(projected[n, j] + a[n, j])
+            z = stable_sigmoid(projected[n, hidden + j] + a[n, hidden + j])
+            a_n = a[n, 2 * hidden + j]
+            new = math.tanh(projected[n, 2 * hidden + j] + r * a_n)
+            cache[n, j] = r
+            cache[n, hidden + j] = z
+            cache[n, 2 * hidden + j] = new
+            cache[n, 3 * hidden + j] = a_n
+            h_out[n, j] = (1.0 - z) * new + z * h_prev[n, j]
+
+
+@jit
+def gru_cell_backward(grad, dh, cache, h_prev, d_projected, d_hidden,
+                      direct):  # pragma: no cover - compiled
+    """The step's gradients by its input projection and by its hidden projection, and
+    ``direct``, the part of ``dh_(t-1)`` that bypasses ``W_hh``; ``dh`` is the gradient from
+    the next step."""
+    batch, hidden = h_prev.shape
+    for n in prange(batch):
+        for j in range(hidden):
+            r = cache[n, j]
+            z = cache[n, hidden + j]
+            new = cache[n, 2 * hidden + j]
+            h_grad = grad[n, j] + dh[n, j]
+            d_new = h_grad * (1.0 - z) * (1.0 - new * new)
+            d_r = d_new * cache[n, 3 * hidden + j] * r * (1.0 - r)
+            d_z = h_grad * (h_prev[n, j] - new) * z * (1.0 - z)
+            d_projected[n, j] = d_r
+            d_projected[n, hidden + j] = d_z
+            d_projected[n, 2 * hidden + j] = d_new
+            d_hidden[n, j] = d_r
+            d_hidden[n, hidden + j] = d_z
+            d_hidden[n, 2 * hidden + j] = d_new * r
+            direct[n, j] = h_grad * z
+
+
+@jit
+def rnn_cell_forward(projected, z, relu, h_out):  # pragma: no cover - compiled
+    """``tanh(projected + z)``, or with ``relu`` its maximum with 0 (NaN stays NaN)."""
+    batch, hidden = h_out.shape
+    for n in prange(batch):
+        for j in range(hidden):
+            total = projected[n, j] + z[n, j]
+            if relu:
+                h_out[n, j] = 0.0 if total <= 0.0 else total
+            else:
+                h_out[n, j] = math.tanh(total)
+
+
+@jit
+def rnn_cell_backward(grad, dh, h, relu, d_step):  # pragma: no cover - compiled
+    batch, hidden = h.shape
+    for n in prange(batch):
+        for j in range(hidden):
+            h_grad = grad[n, j] + dh[n, j]
+            if relu:
+                d_step[n, j] = h_grad * (1.0 if h[n, j] > 0.0 else 0.0)
+            else:
+                d_step[n, j] = h_grad * (1.0 - h[n, j] * h[n, j])

@@ -214,10 +214,11 @@ class _LastAxisSoftmax(LastAxisFallback):
             return self.reference_backward(grad)
         (out,) = self.saved
         g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
-        result = np.empty_like(out)
         if self.log:
-            _loops().log_softmax_rows_backward(g, np.exp(out), result)
+            result = np.exp(out)  # the probabilities, turned into the gradient in place
+            _loops().log_softmax_rows_backward(g, result, result)
         else:
+            result = np.empty_like(out)
             _loops().softmax_rows_backward(g, out, result)
         return result.reshape(self.shape)
 
@@ -300,12 +301,15 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         class_weight = np.ones(classes, rows.dtype) if weight is None else \
             np.ascontiguousarray(weight)
         log_probs = _softmax_rows(rows, log=True)
-        picked = np.empty(rows.shape[0], rows.dtype)
-        spread = np.empty(rows.shape[0], rows.dtype)
         safe = np.ascontiguousarray(safe, dtype=np.int64)
-        _loops().pick_and_spread(log_probs, safe, class_weight, picked, spread)
-        losses = np.where(kept == 0.0, 0.0, -picked * row_weight).astype(rows.dtype)
         smoothing = self.label_smoothing
+        if smoothing:
+            picked = np.empty(rows.shape[0], rows.dtype)
+            spread = np.empty(rows.shape[0], rows.dtype)
+            _loops().pick_and_spread(log_probs, safe, class_weight, picked, spread)
+        else:  # the spread over every class only counts with smoothing: just the picks
+            picked = log_probs[np.arange(rows.shape[0]), safe]
+        losses = np.where(kept == 0.0, 0.0, -picked * row_weight).astype(rows.dtype)
         if smoothing:
             uniform = -spread * (smoothing / classes)
             losses = losses * (1.0 - smoothing) + np.where(kept == 0.0, 0.0, uniform)
@@ -329,18 +333,19 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         pick_mass = (1.0 - smoothing) * row_weight
         share = grad if self.scale is None else grad * self.scale
         share = np.ascontiguousarray(np.broadcast_to(share * kept, (rows,)), dtype=dtype)
-        out = np.empty_like(log_probs)
+        out = np.exp(log_probs)  # the probabilities, turned into the gradient in place
         _loops().cross_entropy_rows_backward(
-            np.exp(log_probs), safe, np.ascontiguousarray(coefficient, dtype=dtype),
+            out, safe, np.ascontiguousarray(coefficient, dtype=dtype),
             np.ascontiguousarray(pick_mass, dtype=dtype),
             np.ascontiguousarray(class_mass, dtype=dtype), share, out)
         return out, None, None
 
 
-class LSTMSequenceKernel(Fallback, _recurrent.LSTMSequence):
-    """The LSTM recurrence with each step's gates in one compiled pass each way, the hidden
-    products in preallocated buffers on one BLAS thread, and the hidden states kept from
-    forward rather than rebuilt.
+class _RecurrenceKernel(Fallback, _recurrent.RecurrentSequence):
+    """The loop of ``dparray.ops.recurrent.RecurrentSequence`` with each step's cell in one
+    compiled pass each way (a subclass's ``buffers``, ``step_forward`` and ``step_backward``),
+    the hidden products in preallocated buffers on one BLAS thread, and the hidden states kept
+    from forward.
 
     One BLAS thread (the backend's budget for as many workers as there are cores, unless a
     DataParallel region's already holds): OpenBLAS splits even these small products over its
@@ -348,54 +353,147 @@ class LSTMSequenceKernel(Fallback, _recurrent.LSTMSequence):
     at the tail than one thread, for no gain on a quiet one (20 x 200 by 200 x 800: 160 us
     either way)."""
 
-    def forward(self, projected: Any, h0: Any, c0: Any, weight_hh: Any) -> Any:
-        if not floating(projected, h0, c0, weight_hh) or projected.ndim != 3 or h0.ndim != 2:
-            return self.reference_forward(projected, h0, c0, weight_hh)
-        loops = _loops()
+    state_count: int
+    hidden_gradient_differs = False  # whether d(hidden projection) != d(input projection)
+
+    def buffers(self, length: int, batch: int, hidden: int, dtype: Any) -> tuple[Any, ...]:
+        """What forward keeps of every step for backward, beyond the output."""
+        return ()
+
+    def step_forward(self, t: int, projected: Any, hidden: Any, state: list[Any],
+                     buffers: tuple[Any, ...], h_out: Any) -> list[Any]:
+        """Step ``t``'s cell: ``h_out`` and ``buffers[...][t]`` written; the new state."""
+        raise NotImplementedError
+
+    def step_backward(self, t: int, back: int | None, grad: Any, dh: Any, carried: list[Any],
+                      saved: tuple[Any, ...], d_projected: Any, d_hidden: Any,
+                      direct: Any) -> None:
+        """Step ``t``'s gradients into ``d_projected`` (and ``d_hidden``, ``direct``), the
+        carried states' gradients updated in place; ``back`` is the step before, None for the
+        first. ``saved``: the output, the buffers and the initial states."""
+        raise NotImplementedError
+
+    def forward(self, projected: Any, weight_hh: Any, bias_hh: Any, *initial: Any) -> Any:
+        if (not floating(projected, weight_hh, bias_hh, *initial) or projected.ndim != 3
+                or any(s.ndim != 2 for s in initial)):
+            return self.reference_forward(projected, weight_hh, bias_hh, *initial)
         length, batch, width = projected.shape
-        hidden = width // 4
+        hidden = weight_hh.shape[1]
+        dtype = projected.dtype
         projected = np.ascontiguousarray(projected)
-        out = np.empty((length + 1, batch, hidden), projected.dtype)
-        gates = np.empty_like(projected)
-        cells = np.empty((length, batch, hidden), projected.dtype)
-        z = np.empty((batch, width), projected.dtype)
+        out = np.empty((length + self.state_count - 1, batch, hidden), dtype)
+        buffers = self.buffers(length, batch, hidden, dtype)
+        product = np.empty((batch, width), dtype)
         recurrent = weight_hh.T
-        h, c = np.ascontiguousarray(h0), np.ascontiguousarray(c0)
+        starts = [np.ascontiguousarray(s) for s in initial]
+        state = starts
         with self.backend.parallel_region(available_cores()):
             for t in self.steps(length):
-                np.matmul(h, recurrent, out=z)
-                loops.lstm_cell_forward(projected[t], z, c, gates[t], cells[t], out[t])
-                h, c = out[t], cells[t]
-        out[length] = c
-        self.save(gates, cells, out, h0, c0, weight_hh)
+                np.matmul(state[0], recurrent, out=product)
+                if bias_hh is not None:
+                    product += bias_hh
+                state = self.step_forward(t, projected[t], product, state, buffers, out[t])
+        for i, carried in enumerate(state[1:]):
+            out[length + i] = carried
+        self.save(out, buffers, weight_hh, bias_hh, *starts)
         return out
 
-    def backward(self, grad: Any) -> tuple[Any, Any, Any, Any]:
+    def backward(self, grad: Any) -> tuple[Any, ...]:
         if self.fallback:
             return self.reference_backward(grad)
-        loops = _loops()
-        gates, cells, out, h0, c0, weight_hh = self.saved
-        length, batch, hidden = cells.shape
-        grad = np.ascontiguousarray(grad, dtype=cells.dtype)
-        dh = np.zeros((batch, hidden), cells.dtype)
-        dc = grad[length].copy()
-        dgates = np.empty_like(gates)
+        out, buffers, weight_hh, bias_hh, *initial = self.saved
+        length = out.shape[0] - self.state_count + 1
+        batch, hidden = initial[0].shape
+        dtype = out.dtype
+        grad = np.ascontiguousarray(grad, dtype=dtype)
+        dh = np.zeros((batch, hidden), dtype)
+        carried = [grad[length + i].copy() for i in range(self.state_count - 1)]
+        d_projected = np.empty((length, batch, weight_hh.shape[0]), dtype)
+        differs = self.hidden_gradient_differs
+        d_hidden = np.empty_like(d_projected) if differs else d_projected
+        direct = np.empty((batch, hidden), dtype) if differs else None
         order = list(self.steps(length))
+        saved = (out, *buffers, *initial)
         with self.backend.parallel_region(available_cores()):
             for k in range(length - 1, -1, -1):
                 t = order[k]
-                c_prev = c0 if k == 0 else cells[order[k - 1]]
-                loops.lstm_cell_backward(grad[t], dh, dc, gates[t], cells[t],
-                                         np.ascontiguousarray(c_prev), dgates[t])
-                np.matmul(dgates[t], weight_hh, out=dh)
-        grad_weight = None
-        if self.needs_grad(3):
-            start = h0[np.newaxis].astype(cells.dtype)
+                self.step_backward(t, order[k - 1] if k else None, grad[t], dh, carried, saved,
+                                   d_projected[t], d_hidden[t], direct)
+                np.matmul(d_hidden[t], weight_hh, out=dh)
+                if direct is not None:
+                    dh += direct
+        rows = length * batch
+        flat_hidden = d_hidden.reshape(rows, d_hidden.shape[-1])  # (-1 fails on an empty batch)
+        grad_weight = grad_bias = None
+        if self.needs_grad(1):
+            start = initial[0][np.newaxis]
             previous = np.concatenate([out[1:length], start] if self.reverse else
                                       [start, out[:length - 1]])
-            rows = length * batch
-            grad_weight = matmul(dgates.reshape(rows, -1).T, previous.reshape(rows, hidden))
-        return dgates, dh, dc, grad_weight
+            grad_weight = matmul(flat_hidden.T, previous.reshape(rows, hidden))
+        if bias_hh is not None and self.needs_grad(2):
+            grad_bias = flat_hidden.sum(axis=0)
+        return (d_projected, grad_weight, grad_bias, dh, *carried)
+
+
+class LSTMSequenceKernel(_RecurrenceKernel, _recurrent.LSTMSequence):
+    """LSTM's cell compiled (``lstm_cell_forward``, ``lstm_cell_backward``); keeps its gates
+    and cell states."""
+
+    def buffers(self, length: int, batch: int, hidden: int, dtype: Any) -> tuple[Any, ...]:
+        return (np.empty((length, batch, 4 * hidden), dtype),
+                np.empty((length, batch, hidden), dtype))
+
+    def step_forward(self, t: int, projected: Any, hidden: Any, state: list[Any],
+                     buffers: tuple[Any, ...], h_out: Any) -> list[Any]:
+        gates, cells = buffers
+        _loops().lstm_cell_forward(projected, hidden, state[1], gates[t], cells[t], h_out)
+        return [h_out, cells[t]]
+
+    def step_backward(self, t: int, back: int | None, grad: Any, dh: Any, carried: list[Any],
+                      saved: tuple[Any, ...], d_projected: Any, d_hidden: Any,
+                      direct: Any) -> None:
+        _, gates, cells, _, c0 = saved
+        c_prev = c0 if back is None else cells[back]
+        _loops().lstm_cell_backward(grad, dh, carried[0], gates[t], cells[t], c_prev,
+                                    d_projected)
+
+
+class GRUSequenceKernel(_RecurrenceKernel, _recurrent.GRUSequence):
+    """GRU's cell compiled (``gru_cell_forward``, ``gru_cell_backward``); keeps ``r, z, n``
+    and the new gate's hidden projection."""
+
+    hidden_gradient_differs = True
+
+    def buffers(self, length: int, batch: int, hidden: int, dtype: Any) -> tuple[Any, ...]:
+        return (np.empty((length, batch, 4 * hidden), dtype),)
+
+    def step_forward(self, t: int, projected: Any, hidden: Any, state: list[Any],
+                     buffers: tuple[Any, ...], h_out: Any) -> list[Any]:
+        _loops().gru_cell_forward(projected, hidden, state[0], buffers[0][t], h_out)
+        return [h_out]
+
+    def step_backward(self, t: int, back: int | None, grad: Any, dh: Any, carried: list[Any],
+                      saved: tuple[Any, ...], d_projected: Any, d_hidden: Any,
+                      direct: Any) -> None:
+        out, cache, h0 = saved
+        h_prev = h0 if back is None else out[back]
+        _loops().gru_cell_backward(grad, dh, cache[t], h_prev, d_projected, d_hidden, direct)
+
+
+class RNNSequenceKernel(_RecurrenceKernel, _recurrent.RNNSequence):
+    """The Elman cell compiled (``rnn_cell_forward``, ``rnn_cell_backward``); its derivative
+    from the output alone."""
+
+    def step_forward(self, t: int, projected: Any, hidden: Any, state: list[Any],
+                     buffers: tuple[Any, ...], h_out: Any) -> list[Any]:
+        _loops().rnn_cell_forward(projected, hidden, self.nonlinearity == "relu", h_out)
+        return [h_out]
+
+    def step_backward(self, t: int, back: int | None, grad: Any, dh: Any, carried: list[Any],
+                      saved: tuple[Any, ...], d_projected: Any, d_hidden: Any,
+                      direct: Any) -> None:
+        _loops().rnn_cell_backward(grad, dh, saved[0][t], self.nonlinearity == "relu",
+                                   d_projected)
 
 
 class NLLKernel(Fallback, _ce.NLL):
@@ -644,6 +742,25 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     return out.reshape(param.shape)
 
 
+def adadelta_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
+                    group: dict[str, Any]) -> Any:
+    """``Adadelta.update`` in one compiled pass (the reference's arithmetic, in its order and
+    its dtype)."""
+    if not floating(param, grad) or param.ndim == 0:
+        return type(optimizer).update(optimizer, xp, param, grad, state, group)
+    arguments = update_arguments.adadelta(state, group, param.dtype.type)
+    flat_p = param.ravel()
+    flat_g = grad.ravel()
+    first = arguments[0]
+    flat_s = flat_g if first else state["square_avg"].ravel()
+    flat_a = flat_g if first else state["acc_delta"].ravel()
+    out, s_out, a_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
+    _loops().adadelta_update(flat_p, flat_g, flat_s, flat_a, *arguments, out, s_out, a_out)
+    state.update(step=state.get("step", 0) + 1, square_avg=s_out.reshape(param.shape),
+                 acc_delta=a_out.reshape(param.shape))
+    return out.reshape(param.shape)
+
+
 class _SizedLoops:
     """The compiled loops, each launched on as many threads as its size is worth
     (``_numba_setup.launch``: the size is that of the loop's first argument)."""
@@ -714,9 +831,12 @@ def table() -> dict[str, Any]:
         "avg_pool2d": AvgPoolKernel,
         "conv2d": ConvKernel,
         "lstm_sequence": LSTMSequenceKernel,
+        "gru_sequence": GRUSequenceKernel,
+        "rnn_sequence": RNNSequenceKernel,
         "conv1d": Conv1dKernel,
         "max_pool1d": MaxPool1dKernel,
         "avg_pool1d": AvgPool1dKernel,
         "adam_update": adam_update,
         "sgd_update": sgd_update,
+        "adadelta_update": adadelta_update,
     }

@@ -51,6 +51,18 @@ def sgd(state: Mapping[str, Any], group: Mapping[str, Any], scalar: Scalar) -> t
             bool(group["nesterov"]))
 
 
+def adadelta(state: Mapping[str, Any], group: Mapping[str, Any],
+             scalar: Scalar) -> tuple[Any, ...]:
+    """The Adadelta update's arguments after its four arrays (parameter, gradient, square
+    average, accumulated delta): ``first`` (no state yet), ``with_decay``; then, as ``scalar``,
+    the weight decay, ``rho``, ``1 - rho``, ``eps``, ``lr`` and zero (the state the reference
+    starts from)."""
+    first = state.get("square_avg") is None or state.get("acc_delta") is None
+    decay, lr, rho, eps = group["weight_decay"], group["lr"], group["rho"], group["eps"]
+    combine = _adadelta_scalars if lr and eps else _adadelta_scalars.__wrapped__
+    return (first, bool(decay), *combine(scalar, decay, rho, eps, lr))
+
+
 # A group's parameters of one dtype share their scalars in a step: converted once, not once
 # per parameter (per parameter, Adam's eight took 4 us: more than half of what the compiled
 # update of 4096 float32 numbers takes). A zero lr (or beta, or eps) bypasses the cache: there
@@ -71,3 +83,9 @@ def _sgd_scalars(scalar: Scalar, lr: float, decay: float, momentum: float,
     """``dampening`` None: not computed with (its place holds 0)."""
     keep = scalar(0.0) if dampening is None else scalar(1.0 - dampening)
     return scalar(lr), scalar(decay), scalar(momentum), keep
+
+
+@functools.lru_cache(maxsize=256)
+def _adadelta_scalars(scalar: Scalar, decay: float, rho: float, eps: float,
+                      lr: float) -> tuple[Any, ...]:
+    return scalar(decay), scalar(rho), scalar(1.0 - rho), scalar(eps), scalar(lr), scalar(0.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import to_tensor
+from parallel_parity import assert_data_parallel_matches
 
 import dparray as dp
 from dparray import kernels as _kernels
@@ -82,14 +83,6 @@ class Causal(nn.Module):
 def test_under_data_parallel_same_as_unwrapped(workers, execution, kernels, rng):
     dp.manual_seed(0)
     module = Causal()
-    model = dp.DataParallel(module, workers, execution=execution)
     x = to_tensor(rng.standard_normal((5, 6, 8)), requires_grad=True)
     weight = to_tensor(rng.standard_normal((5, 6, 8)))
-    want = module(x)
-    want_grads = (want * weight).sum().backward()
-    got = model(x)
-    got_grads = (got * weight).sum().backward()
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-14)
-    for variable in want_grads:
-        np.testing.assert_allclose(got_grads[variable].numpy(), want_grads[variable].numpy(),
-                                   rtol=1e-12, atol=1e-13)
+    assert_data_parallel_matches(module, x, weight, workers, execution)

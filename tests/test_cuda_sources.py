@@ -112,7 +112,8 @@ def test_gelu_kernels_compile(approximate, c_type):
 
 
 UPDATES = {"adam": (_cupy_updates._ADAM, ("param", "grad", "m", "v")),
-           "sgd": (_cupy_updates._SGD, ("param", "grad", "buffer"))}
+           "sgd": (_cupy_updates._SGD, ("param", "grad", "buffer")),
+           "adadelta": (_cupy_updates._ADADELTA, ("param", "grad", "square", "accumulated"))}
 
 
 @needs_nvrtc
@@ -128,7 +129,7 @@ def test_update_kernels_compile_without_contractions(name, c_type):
     assert not {i for i in instructions if i.startswith("fma.")}
     assert {i for i in instructions if i.startswith(("div.", "sqrt.")) and i.endswith(bits)} \
         <= {f"div.rn.{bits}", f"sqrt.rn.{bits}"}
-    if name == "adam":
+    if name in ("adam", "adadelta"):
         assert {f"div.rn.{bits}", f"sqrt.rn.{bits}"} <= instructions
 
 

@@ -21,6 +21,9 @@ OPTIMIZERS = {
     "sgd_momentum": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.1,
                                          weight_decay=0.01),
     "sgd_nesterov": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+    "adadelta": lambda ps: optim.Adadelta(ps),
+    "adadelta_decay": lambda ps: optim.Adadelta(ps, lr=0.5, rho=0.8, eps=1e-5,
+                                                weight_decay=0.1),
 }
 
 
@@ -59,14 +62,15 @@ def test_fused_update_equals_the_reference(name, dtype, backend):
 
 
 def test_the_numpy_backend_has_the_fused_updates():
-    assert {"adam_update", "sgd_update"} <= set(dp.get_backend("numpy").kernels)
+    assert {"adam_update", "sgd_update", "adadelta_update"} <= set(
+        dp.get_backend("numpy").kernels)
 
 
 def test_the_cupy_kernel_table_has_the_fused_updates():
     """(Its table loads without CuPy; the updates run in the tests above where CUDA is.)"""
     from dparray.backends._cupy_kernels import table
 
-    assert {"adam_update", "sgd_update"} <= set(table())
+    assert {"adam_update", "sgd_update", "adadelta_update"} <= set(table())
 
 
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
@@ -104,13 +108,14 @@ def test_an_option_the_step_does_not_use_is_not_computed_with(momentum, backend)
     np.testing.assert_array_equal(run(kernels_enabled), run(reference_only))
 
 
-@pytest.mark.parametrize("name", ["adam", "sgd"])
+@pytest.mark.parametrize("name", ["adam", "sgd", "adadelta"])
 def test_a_zero_option_keeps_its_sign(name, backend):
     """The kernels' scalars are shared between calls with equal options; -0.0 == 0.0, yet an
     lr of -0.0 turns a -0.0 parameter into +0.0 where an lr of 0.0 keeps it -0.0."""
     def run(lr, context):
         param = to_tensor(np.array([-0.0, -0.0], np.float32), requires_grad=True)
-        opt = optim.Adam([param], lr=lr) if name == "adam" else optim.SGD([param], lr=lr)
+        opt = {"adam": optim.Adam, "sgd": optim.SGD, "adadelta": optim.Adadelta}[name](
+            [param], lr=lr)
         with context():
             opt.step(dp.Gradients({param: to_tensor(np.array([1.0, 2.0], np.float32))}))
         return np.signbit(param.numpy())

@@ -459,12 +459,16 @@ def test_auto_measures_and_keeps_the_faster_execution(module, winner, backend, m
     model = dp.DataParallel(module(), 2)
     x = dp.ones(8, 3)
     seen = []
-    block = _auto.SAMPLES + 1  # a warm-up call, then the timed ones
-    measuring = 2 * _auto.BLOCKS * block
+    # each block: its warm-up calls (more in each execution's first), then the timed ones
+    blocks = [[c.replace("inline", "whole")] * (_auto.SAMPLES + (
+        _auto.FIRST_WARM_UP if p < len(_auto.CANDIDATES) else 1))
+        for p, c in enumerate(_auto.ORDER)]
+    schedule = [c for block in blocks for c in block]
+    measuring = len(schedule)
     for _ in range(measuring + 4):
         np.testing.assert_array_equal(model(x).numpy(), 2.0 * np.ones((8, 3)))
         seen.append(model.last_execution)
-    assert seen[:measuring] == (["threads"] * block + ["whole"] * block) * _auto.BLOCKS
+    assert seen[:measuring] == schedule
     assert seen[measuring:] == [winner] * 4
     with dp.no_grad():
         model(x)

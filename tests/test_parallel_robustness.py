@@ -4,6 +4,7 @@ themselves, threads stay bounded, idle ones are released, and ``auto`` decides b
 from __future__ import annotations
 
 import signal
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -101,22 +102,27 @@ class FakeClock:
         return self.now
 
 
+def _warm_ups(position):
+    return _auto.FIRST_WARM_UP if position < len(_auto.CANDIDATES) else 1
+
+
 @pytest.mark.parametrize(("costs", "winner"), [({"threads": 1.0, "inline": 2.0}, "threads"),
                                               ({"threads": 2.0, "inline": 1.0}, "inline"),
                                               ({"threads": 1.0, "inline": 1.0}, "inline")])
-def test_the_chooser_keeps_the_faster_median_and_rechecks(costs, winner, monkeypatch):
+def test_the_chooser_keeps_the_faster_and_rechecks(costs, winner, monkeypatch):
     clock = FakeClock()
     chooser = _auto.ExecutionChooser(clock)
     synced = []
     seen = []
-    schedule = [c for c in _auto.ORDER for _ in range(_auto.SAMPLES + 1)]
-    assert schedule[::_auto.SAMPLES + 1] == ["threads", "inline", "threads", "inline"]
+    blocks = [[c] * (_warm_ups(p) + _auto.SAMPLES) for p, c in enumerate(_auto.ORDER)]
+    schedule = [c for block in blocks for c in block]
+    warm_up_calls = {sum(map(len, blocks[:p])) + i
+                     for p in range(len(blocks)) for i in range(_warm_ups(p))}
+    assert [b[0] for b in blocks] == ["threads", "inline"] * _auto.ROUNDS
     for call in range(len(schedule) + 3):
         execution = chooser.choose("sig", lambda call=call: synced.append(call))
         seen.append(execution)
-        first_of_its_block = call < len(schedule) and call % (_auto.SAMPLES + 1) == 0
-        warm_up = 50.0 if first_of_its_block else 0.0  # slow, and not counted
-        clock.now += costs[execution] + warm_up
+        clock.now += costs[execution] + (50.0 if call in warm_up_calls else 0.0)  # not counted
     assert seen[:len(schedule)] == schedule
     assert seen[len(schedule):] == [winner] * 3
     assert chooser.decision("sig") == winner
@@ -126,18 +132,73 @@ def test_the_chooser_keeps_the_faster_median_and_rechecks(costs, winner, monkeyp
     assert chooser.decision("sig") is None  # measuring again
 
 
+def _measure(chooser, clock, cost):
+    """Calls until ``chooser`` decides, each taking ``cost(execution, block)``; the calls'
+    executions."""
+    seen = []
+    while chooser.decision("sig") is None:
+        execution = chooser.choose("sig", lambda: None)
+        seen.append(execution)
+        trial = chooser._trials.get("sig")
+        # (the deciding call ends the trial: its cost counts in no block)
+        clock.now += cost(execution, len(_auto.ORDER) - 1 if trial is None else trial.position)
+    return seen
+
+
 @pytest.mark.parametrize(("cost", "timed"), [(0.04, 4), (0.001, _auto.MAX_SAMPLES)])
 def test_the_chooser_times_small_steps_for_longer(cost, timed):
     clock = FakeClock()
     chooser = _auto.ExecutionChooser(clock)
-    seen = []
-    while chooser.decision("sig") is None:
-        seen.append(chooser.choose("sig", lambda: None))
-        clock.now += cost
+    seen = _measure(chooser, clock, lambda execution, block: cost)
     assert not chooser.measuring()
-    # each block: a warm-up call, then the timed ones (0.15 s of 0.04 s steps takes 4)
-    block = timed + 1
-    assert seen[:-1] == (["threads"] * block + ["inline"] * block) * _auto.BLOCKS
+    # each block: its warm-up calls, then the timed ones (0.15 s of 0.04 s steps takes 4)
+    blocks = [[c] * (_warm_ups(p) + timed) for p, c in enumerate(_auto.ORDER)]
+    assert seen[:-1] == [c for block in blocks for c in block]
+
+
+def test_a_slow_start_of_the_threads_is_not_counted(monkeypatch):
+    """A worker thread's first steps are slow (its allocator arena's pages, its compiled
+    loops): the first threads block's first intervals are not counted. Threads at 1.0 s, inline
+    at 1.2 s, the threads' first two steps at 5 s: every round compares 1.0 with 1.2."""
+    ratios = []
+    original = _auto._Trial.ratio
+    monkeypatch.setattr(_auto._Trial, "ratio",
+                        lambda trial: ratios.append(original(trial)) or ratios[-1])
+    clock = FakeClock()
+    chooser = _auto.ExecutionChooser(clock)
+    calls = {"threads": 0}
+
+    def cost(execution, block):
+        if execution == "inline":
+            return 1.2
+        calls["threads"] += 1
+        return 5.0 if calls["threads"] <= _auto.FIRST_WARM_UP else 1.0
+
+    _measure(chooser, clock, cost)
+    assert chooser.decision("sig") == "threads"
+    assert ratios == [pytest.approx(1.0 / 1.2)]  # (5.0 / 1.2 in a round had it been counted)
+
+
+def test_a_change_of_load_between_rounds_does_not_decide():
+    """Threads take 10 ms a step and inline 12 ms in every round, while the machine's load
+    multiplies both by 1, 10 and 1.4 from round to round. Faster steps fill a block with more
+    samples, so one median over every block would weigh the rounds differently for the two
+    (here it says inline: 14 ms against 12); each round's ratio says threads."""
+    clock = FakeClock()
+    chooser = _auto.ExecutionChooser(clock)
+    load = (1.0, 10.0, 1.4)
+    base = {"threads": 0.010, "inline": 0.012}
+    samples = {"threads": [], "inline": []}
+
+    def cost(execution, block):
+        seconds = base[execution] * load[block // len(_auto.CANDIDATES)]
+        samples[execution].append(seconds)
+        return seconds
+
+    _measure(chooser, clock, cost)
+    assert chooser.decision("sig") == "threads"
+    pooled = {c: statistics.median(v) for c, v in samples.items()}
+    assert pooled["threads"] > pooled["inline"]  # the rule this test guards against
 
 
 def test_two_threads_deciding_one_signature_at_once_agree():
@@ -145,7 +206,7 @@ def test_two_threads_deciding_one_signature_at_once_agree():
     the signature meanwhile, and the first must not fail on the finished trial."""
     clock = FakeClock()
     chooser = _auto.ExecutionChooser(clock)
-    measured = len(_auto.ORDER) * (_auto.SAMPLES + 1)  # the call after these decides
+    measured = sum(_warm_ups(p) + _auto.SAMPLES for p in range(len(_auto.ORDER)))
     for _ in range(measured):
         chooser.choose("sig", lambda: None)
         clock.now += 1.0

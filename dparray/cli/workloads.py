@@ -73,6 +73,18 @@ def _torch_small_cnn(t: Any) -> Any:
                            t.nn.Dropout(0.25), t.nn.Flatten(), t.nn.Linear(16 * 4 * 4, 10))
 
 
+def _digits_cnn() -> nn.Module:
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Dropout(0.25), nn.Flatten(), nn.Linear(32 * 2 * 2, 10))
+
+
+def _torch_digits_cnn(t: Any) -> Any:
+    return t.nn.Sequential(t.nn.Conv2d(1, 16, 3, padding=1), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                           t.nn.Conv2d(16, 32, 3, padding=1), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                           t.nn.Dropout(0.25), t.nn.Flatten(), t.nn.Linear(32 * 2 * 2, 10))
+
+
 def _embedding_mlp() -> nn.Module:
     return nn.Sequential(nn.Embedding(5000, 128), nn.Flatten(), nn.Linear(32 * 128, 512),
                          nn.GELU(), nn.Linear(512, 4))
@@ -144,8 +156,9 @@ WORKLOADS = {
                    _labels((256, 1, 28, 28), 10), True, _torch_convnet),
     "CNN64": Workload("CNN64", "small CNN on 8x8 digits, batch 64", _small_cnn,
                       _labels((64, 1, 8, 8), 10), True, _torch_small_cnn),
-    "CNN700": Workload("CNN700", "small CNN on 8x8 digits, batch 700", _small_cnn,
-                       _labels((700, 1, 8, 8), 10), True, _torch_small_cnn),
+    "CNN700": Workload("CNN700", "digits CNN (convs 1-16 and 16-32, ReLU, max pool, dropout, "
+                       "Linear 128-10) on 8x8 digits, batch 700", _digits_cnn,
+                       _labels((700, 1, 8, 8), 10), True, _torch_digits_cnn),
     "W5": Workload("W5", "Embedding(5000,128) on 32 tokens + MLP 4096-512-4, batch 512",
                    _embedding_mlp, _tokens(512, 32, 5000, 4), True, _torch_embedding_mlp),
     "W6": Workload("W6", "transformer encoder block (d 256, 4 heads, MLP 1024, pre-norm, GELU, "
@@ -156,34 +169,6 @@ WORKLOADS = {
 
 # ----------------------------------------------------------------------------- W7-W12
 # The real programs, each with its own loss, optimizer and clipping, as the programs train.
-
-
-class AdadeltaStandIn(Optimizer):
-    """PyTorch's Adadelta (no weight decay, no maximize), for W11 until ``optim.Adadelta``
-    exists: ``s = rho s + (1 - rho) g^2``, ``d = sqrt(a + eps) / sqrt(s + eps) * g``,
-    ``a = rho a + (1 - rho) d^2``, ``p -= lr d``."""
-
-    state_arrays = ("square_avg", "acc_delta")
-
-    def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9,
-                 eps: float = 1e-6) -> None:
-        super().__init__(params, {"lr": lr, "rho": rho, "eps": eps, "weight_decay": 0.0})
-
-    def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-               group: dict[str, Any]) -> Any:
-        rho, eps = group["rho"], group["eps"]
-        square = state.get("square_avg", xp.zeros_like(param))
-        accumulated = state.get("acc_delta", xp.zeros_like(param))
-        square = rho * square + (1.0 - rho) * grad * grad
-        delta = xp.sqrt(accumulated + eps) / xp.sqrt(square + eps) * grad
-        state["square_avg"] = square
-        state["acc_delta"] = rho * accumulated + (1.0 - rho) * delta * delta
-        return param - group["lr"] * delta
-
-
-def _adadelta(model: nn.Module) -> Optimizer:
-    real = getattr(optim, "Adadelta", None)  # the library's, once it has one
-    return (real or AdadeltaStandIn)(model.parameters(), lr=1.0)
 
 
 def _language_loss(model: Any, tokens: Tensor, targets: Tensor) -> Tensor:
@@ -279,7 +264,8 @@ REAL_PROGRAMS = {
     "W11": Workload(
         "W11", "MNIST CNN (2 convs, max pool, dropout, 2 linears, log-softmax), batch 64, "
         "Adadelta", models.MnistNet, _labels((64, 1, 28, 28), 10), True, twins.mnist_net,
-        objective=_nll, optimizer=_adadelta, torch_objective=_torch_nll,
+        objective=_nll, optimizer=lambda m: optim.Adadelta(m.parameters(), lr=1.0),
+        torch_objective=_torch_nll,
         torch_optimizer=lambda t, m: t.optim.Adadelta(m.parameters(), lr=1.0)),
     "W12": Workload(
         "W12", "VAE 784-400-20, batch 128, Adam", models.VAE, _images(128), False, twins.vae,

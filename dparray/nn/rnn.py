@@ -9,8 +9,8 @@ cell, output; GRU: reset, update, new), so state dicts move between the librarie
 
 The input projection ``x @ weight_ih.T + bias_ih`` of the whole sequence is one matrix product
 per layer and direction, before the loop; only the hidden projection runs at every time step.
-LSTM's recurrence over the sequence is one graph node (``dparray.ops.recurrent``); RNN's and
-GRU's time loops are made of ordinary differentiable ops.
+Each layer's recurrence over the sequence, in each direction, is one graph node
+(``dparray.ops.recurrent``).
 
 Under ``DataParallel``, which splits the arguments and joins the outputs along axis 0,
 construct the layers with ``batch_first=True``: with time-major input, axis 0 is time. A layer
@@ -49,12 +49,13 @@ _State = tuple[Tensor, ...]
 
 class _Recurrent(Module):
     """What RNN, LSTM and GRU share: arguments, parameters, and the loop over layers,
-    directions and time. A subclass sets ``gates`` (how many blocks of ``hidden_size`` rows its
-    weights stack), ``state_names`` (the tensors it carries from step to step) and ``cell``
-    (one time step), or overrides ``_run_direction`` (LSTM: the whole sequence as one node)."""
+    directions. A subclass sets ``gates`` (how many blocks of ``hidden_size`` rows its weights
+    stack), ``state_names`` (the tensors it carries from step to step) and ``sequence`` (its
+    recurrence over time, one node)."""
 
     gates: int
     state_names: tuple[str, ...]
+    hidden_bias_in_node = False  # b_hh added to the input projection, unless the cell needs it
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int, bias: bool,
                  batch_first: bool, dropout: float, bidirectional: bool, dtype: Any) -> None:
@@ -108,10 +109,12 @@ class _Recurrent(Module):
         dropout_masks = self.is_training() and self.dropout > 0 and self.num_layers > 1
         return not self.batch_first or dropout_masks
 
-    def cell(self, projected: Tensor, state: _State, weight_hh: Tensor,
-             bias_hh: Tensor | None) -> _State:
-        """One time step: the next state from the input's projection at this step and the
-        previous state."""
+    def sequence(self, projected: Tensor, state: _State, weight_hh: Tensor,
+                 bias_hh: Tensor | None, reverse: bool) -> Tensor:
+        """The recurrence over time-major ``projected`` (``x @ weight_ih.T + bias_ih``, and
+        ``bias_hh`` unless ``hidden_bias_in_node``) as one node of ``dparray.ops.recurrent``:
+        the hidden states of every step, then the final states after the first (LSTM's
+        ``c_n``)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ the loop
@@ -151,19 +154,18 @@ class _Recurrent(Module):
     def _run_direction(self, x: Tensor, state: _State, index: int,
                        reverse: bool) -> tuple[Tensor, _State]:
         """One layer in one direction over time-major ``x``: its output sequence and final
-        state."""
+        state. The input projection of every step is one product, the recurrence one node."""
         weights = [getattr(self, name) for name in self._weight_names[index]]
-        weight_ih, weight_hh = weights[0], weights[1]
         bias_ih, bias_hh = (weights[2], weights[3]) if self.bias else (None, None)
-        projected = F.linear(x, weight_ih, bias_ih)  # every time step in one product
+        projected = F.linear(x, weights[0], bias_ih)  # every time step in one product
+        if bias_hh is not None and not self.hidden_bias_in_node:
+            projected, bias_hh = projected + bias_hh, None
+        out = self.sequence(projected, state, weights[1], bias_hh, reverse)
         length = x.shape[0]
-        outputs = []
-        for t in (range(length - 1, -1, -1) if reverse else range(length)):
-            state = self.cell(projected[t], state, weight_hh, bias_hh)
-            outputs.append(state[0])
-        if reverse:
-            outputs.reverse()
-        return ops.stack(outputs, axis=0), state
+        last = out[0] if reverse else out[length - 1]
+        if len(state) == 1:
+            return out, (last,)
+        return out[:length], (last, *(out[length + i] for i in range(len(state) - 1)))
 
     def _initial_states(self, x: Tensor, initial: Sequence[Tensor] | None) -> list[_State]:
         """For each layer and direction, its initial state, for time-major ``x``."""
@@ -268,11 +270,9 @@ class RNN(_Recurrent):
         output, (h_n,) = self._run(input, None if hx is None else (hx,))
         return output, h_n
 
-    def cell(self, projected: Tensor, state: _State, weight_hh: Tensor,
-             bias_hh: Tensor | None) -> _State:
-        (h,) = state
-        total = projected + F.linear(h, weight_hh, bias_hh)
-        return (ops.tanh(total) if self.nonlinearity == "tanh" else ops.relu(total),)
+    def sequence(self, projected: Tensor, state: _State, weight_hh: Tensor,
+                 bias_hh: Tensor | None, reverse: bool) -> Tensor:
+        return recurrent.rnn_sequence(projected, state[0], weight_hh, self.nonlinearity, reverse)
 
     def extra_repr(self) -> str:
         text = super().extra_repr()
@@ -318,18 +318,9 @@ class LSTM(_Recurrent):
         output, (h_n, c_n) = self._run(input, hx)
         return output, (h_n, c_n)
 
-    def _run_direction(self, x: Tensor, state: _State, index: int,
-                       reverse: bool) -> tuple[Tensor, _State]:
-        """The whole recurrence as one node (``dparray.ops.recurrent``): the input projection
-        of every step, both biases added, then the loop over time inside the node."""
-        weights = [getattr(self, name) for name in self._weight_names[index]]
-        projected = F.linear(x, weights[0], weights[2] if self.bias else None)
-        if self.bias:
-            projected = projected + weights[3]
-        h0, c0 = state
-        out = recurrent.lstm_sequence(projected, h0, c0, weights[1], reverse)
-        length = x.shape[0]
-        return out[:length], (out[0] if reverse else out[length - 1], out[length])
+    def sequence(self, projected: Tensor, state: _State, weight_hh: Tensor,
+                 bias_hh: Tensor | None, reverse: bool) -> Tensor:
+        return recurrent.lstm_sequence(projected, state[0], state[1], weight_hh, reverse)
 
 
 class GRU(_Recurrent):
@@ -351,6 +342,7 @@ class GRU(_Recurrent):
 
     gates = 3
     state_names = ("hx",)
+    hidden_bias_in_node = True  # the new gate scales b_hn, with W_hn h, by r
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
@@ -362,12 +354,6 @@ class GRU(_Recurrent):
         output, (h_n,) = self._run(input, None if hx is None else (hx,))
         return output, h_n
 
-    def cell(self, projected: Tensor, state: _State, weight_hh: Tensor,
-             bias_hh: Tensor | None) -> _State:
-        (h,) = state
-        r_x, z_x, n_x = ops.split(projected, self.hidden_size, axis=-1)
-        r_h, z_h, n_h = ops.split(F.linear(h, weight_hh, bias_hh), self.hidden_size, axis=-1)
-        r = ops.sigmoid(r_x + r_h)
-        z = ops.sigmoid(z_x + z_h)
-        n = ops.tanh(n_x + r * n_h)
-        return ((1.0 - z) * n + z * h,)
+    def sequence(self, projected: Tensor, state: _State, weight_hh: Tensor,
+                 bias_hh: Tensor | None, reverse: bool) -> Tensor:
+        return recurrent.gru_sequence(projected, state[0], weight_hh, bias_hh, reverse)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from dparray.kernels import reference
 from dparray.optim._shared import OptionCheck, non_negative, unit_interval
 from dparray.optim.optimizer import Optimizer
 
@@ -40,6 +41,7 @@ class Adadelta(Optimizer):
         super().__init__(params, {"lr": lr, "rho": rho, "eps": eps,
                                   "weight_decay": weight_decay})
 
+    @reference("adadelta_update")
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
         lr, rho, eps = group["lr"], group["rho"], group["eps"]
