@@ -18,7 +18,7 @@ from cases import draw
 import dparray as dp
 from dparray.nn import functional as F
 from dparray.ops.attention import attention_weights
-from dparray.ops.recurrent import lstm_sequence
+from dparray.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 
 
 @dataclass
@@ -132,6 +132,14 @@ FUSED = [
     GradCase("lstm_sequence", lstm_sequence, [(3, 2, 8), (2, 2), (2, 2), (8, 2)]),
     GradCase("lstm_sequence_reverse", lambda p, h, c, w: lstm_sequence(p, h, c, w, reverse=True),
              [(2, 1, 4), (1, 1), (1, 1), (4, 1)]),
+    GradCase("gru_sequence", gru_sequence, [(3, 2, 6), (2, 2), (6, 2), (6,)]),
+    GradCase("gru_sequence_reverse_no_bias",
+             lambda p, h, w: gru_sequence(p, h, w, None, reverse=True),
+             [(2, 1, 3), (1, 1), (3, 1)]),
+    GradCase("rnn_sequence", rnn_sequence, [(3, 2, 2), (2, 2), (2, 2)]),
+    GradCase("rnn_sequence_relu_reverse",
+             lambda p, h, w: rnn_sequence(p, h, w, "relu", reverse=True),
+             [(2, 1, 3), (1, 3), (3, 3)]),
 ]
 
 
