@@ -29,7 +29,7 @@ def test_every_op_case_has_a_pytorch_fixture():
     missing = [key for key, _ in KEYED if key not in recorded]
     assert missing == [], (
         f"no PyTorch second derivatives for {missing}: add their PyTorch form to "
-        "tests/data/make_second_order_fixtures.py and run it")
+        "tests/data/torch_forms.py and run tests/data/make_second_order_fixtures.py")
 
 
 @pytest.mark.parametrize(("key", "case"), KEYED, ids=[key for key, _ in KEYED])
