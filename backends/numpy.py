@@ -86,6 +86,15 @@ class NumPyBackend(ArrayAPIBackend):
 
         return table()
 
+    @functools.cached_property
+    def extra_dtypes(self) -> dict[str, Any]:
+        """``bfloat16`` from ``ml_dtypes`` (NumPy has none of its own), when it is installed."""
+        try:
+            import ml_dtypes
+        except ImportError:
+            return {}
+        return {"bfloat16": np.dtype(ml_dtypes.bfloat16)}
+
     def describe(self) -> dict[str, str]:
         facts = super().describe()
         facts["kernels"] = _kernel_status()

@@ -43,6 +43,7 @@ from dparray.creation import tensor as tensor
 from dparray.creation import zeros as zeros
 from dparray.creation import zeros_like as zeros_like
 from dparray.dtypes import DType as DType
+from dparray.dtypes import bfloat16 as bfloat16
 from dparray.dtypes import bool_ as bool
 from dparray.dtypes import float16 as float16
 from dparray.dtypes import float32 as float32
@@ -83,6 +84,7 @@ __all__ = [
     "unregister_backend",
     "use_backend",
     "DType",
+    "bfloat16",
     "bool",
     "float16",
     "float32",

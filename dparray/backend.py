@@ -128,6 +128,8 @@ class OptionalMembers(Protocol):
     * ``to_device_async(host)``: a NumPy array ``host`` as an array of this backend, and a
       ``ready()`` to call before that array is first used; the copy may run in the background
       (CuPy: pinned memory and a stream of its own). Default: ``asarray(host)``, ready at once.
+    * ``extra_dtypes``: native dtypes, by dparray's name, that the namespace ``xp`` does not
+      name itself (NumPy's ``bfloat16`` comes from ``ml_dtypes``). Default: none.
     """
 
     def parallel_region(self, count: int) -> AbstractContextManager[None]: ...
@@ -138,6 +140,9 @@ class OptionalMembers(Protocol):
     def kernels(self) -> Mapping[str, Any]: ...
 
     def to_device_async(self, host: Any) -> tuple[Any, Callable[[], None]]: ...
+
+    @property
+    def extra_dtypes(self) -> Mapping[str, Any]: ...
 
 
 def parallel_region(backend: Backend, count: int) -> AbstractContextManager[None]:
@@ -175,6 +180,12 @@ def to_device_async(backend: Backend, host: Any) -> tuple[Any, Callable[[], None
 
 def _ready_now() -> None:
     return None
+
+
+def extra_dtypes(backend: Backend) -> Mapping[str, Any]:
+    """``backend.extra_dtypes``, or an empty mapping."""
+    table = getattr(backend, "extra_dtypes", None)
+    return table if table is not None else {}
 
 
 BackendFactory = Callable[[], Backend]

@@ -28,15 +28,33 @@ def is_floating(backend: Backend, array: Any) -> bool:
 
 def _floating_natives(backend: Backend) -> tuple[Any, ...]:
     natives = []
-    for dtype in (_dtypes.float32, _dtypes.float64, _dtypes.float16):
+    for dtype in (_dtypes.float32, _dtypes.float64, _dtypes.float16, _dtypes.bfloat16):
         try:
             natives.append(_dtypes.native_dtype(backend, dtype))
-        except TypeError:  # a backend without float16 (or float64)
+        except TypeError:  # a backend without float16 or bfloat16 (or float64)
             continue
     return tuple(natives)
 
 
 _floating: dict[Backend, tuple[Any, ...]] = {}
+
+
+def low_precision_natives(backend: Backend) -> tuple[Any, ...]:
+    """The native dtypes of ``backend`` for bfloat16 and float16 (those it has)."""
+    low = _low.get(backend)
+    if low is None:
+        low = _low.setdefault(backend, tuple(
+            _dtypes.native_dtype(backend, dtype) for dtype in _dtypes.LOW_PRECISION
+            if _dtypes.supports(backend, dtype)))
+    return low
+
+
+_low: dict[Backend, tuple[Any, ...]] = {}
+
+
+def is_low_precision(backend: Backend, array: Any) -> bool:
+    """Whether a backend array is bfloat16 or float16."""
+    return array.dtype in low_precision_natives(backend)
 
 
 def as_float(backend: Backend, x: Any) -> Any:

@@ -286,6 +286,7 @@ class Where(Function):
                 xp.where(condition, 0.0, grad) if self.needs_grad(2) else None)
 
 
+@reference("astype")
 class AsType(Function):
     """A cast between floating dtypes; the gradient is cast back."""
 
@@ -380,5 +381,5 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
     target = _dtypes.to_dtype(dtype, x.backend)
     native = _dtypes.native_dtype(x.backend, target)
     if target.is_floating and x.dtype.is_floating:
-        return AsType(native)(x)
+        return resolve(x.backend, AsType)(native)(x)
     return from_op(x.backend.xp.astype(x.data, native), x.backend, None)

@@ -22,7 +22,8 @@ from typing import Any
 from dparray._checks import check_bool, check_number, normalize_axes, normalize_axis
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
-from dparray.ops._promote import as_float
+from dparray.backend import Backend
+from dparray.ops._promote import as_float, is_low_precision
 from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
 from dparray.tensor import Tensor, from_op
 
@@ -70,6 +71,15 @@ class _Reduction(Function):
         return _drop(self.shape, self.axes)
 
 
+def wide_sum(backend: Backend, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """``xp.sum``, accumulated in float32 for bfloat16 and float16 and rounded back, as
+    PyTorch sums them (NumPy would add bfloat16 in bfloat16: a thousand ones sum to 256)."""
+    xp = backend.xp
+    if is_low_precision(backend, x):
+        return xp.astype(xp.sum(x, axis=axes, keepdims=keepdims, dtype=xp.float32), x.dtype)
+    return xp.sum(x, axis=axes, keepdims=keepdims)
+
+
 class Sum(_Reduction):
     """Sum over ``axis``."""
 
@@ -79,7 +89,7 @@ class Sum(_Reduction):
         axes = self.setup(x)
         if x.dtype == self.xp.bool:  # a count, as in PyTorch: mask.sum() is an int64 tensor
             x = self.xp.astype(x, self.xp.int64)
-        return as_array(self.xp.sum(x, axis=axes, keepdims=self.keepdims))
+        return as_array(wide_sum(self.backend, x, axes, self.keepdims))
 
     def backward(self, grad: Any) -> Any:
         return self.expand(grad)
@@ -94,8 +104,12 @@ class Mean(_Reduction):
         xp = self.xp
         x = as_float(self.backend, x)
         axes = self.setup(x)
-        if reduced_count(self.shape, axes) == 0:  # NaN without NumPy's empty-slice warning
+        count = reduced_count(self.shape, axes)
+        if count == 0:  # NaN without NumPy's empty-slice warning
             return xp.full(self.output_shape(), math.nan, dtype=x.dtype)
+        if is_low_precision(self.backend, x):  # accumulated in float32, as sum
+            total = xp.sum(x, axis=axes, keepdims=self.keepdims, dtype=xp.float32)
+            return as_array(xp.astype(total / count, x.dtype))
         return as_array(xp.mean(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
