@@ -61,6 +61,7 @@ from dparray.io import save as save
 from dparray.ops import *  # noqa: F403 - every op function, listed in ops.__all__
 from dparray.parallel import ChunkError as ChunkError
 from dparray.parallel import DataParallel as DataParallel
+from dparray.precision import autocast as autocast
 from dparray.random import fork_rng as fork_rng
 from dparray.random import manual_seed as manual_seed
 from dparray.tensor import Tensor as Tensor
@@ -123,6 +124,7 @@ __all__ = [
     "save_checkpoint",
     "ChunkError",
     "DataParallel",
+    "autocast",
     "fork_rng",
     "manual_seed",
     "data",

@@ -68,7 +68,7 @@ _tables_lock = threading.Lock()
 class _Table:
     """One backend's mapping between dparray dtypes and its native dtype objects."""
 
-    __slots__ = ("from_native", "to_native")
+    __slots__ = ("from_native", "low", "to_native")
 
     def __init__(self, backend: Backend) -> None:
         xp = backend.xp
@@ -84,6 +84,7 @@ class _Table:
             native = xp.empty((0,), dtype=native).dtype  # the object arrays report as .dtype
             self.to_native[dtype] = native
             self.from_native[native] = dtype
+        self.low = tuple(self.to_native[d] for d in LOW_PRECISION if d in self.to_native)
 
 
 def _table(backend: Backend) -> _Table:
@@ -132,6 +133,11 @@ def native_dtype(backend: Backend, dtype: Any) -> Any:
 def supports(backend: Backend, dtype: Any) -> bool:
     """Whether ``backend`` has ``dtype`` (``bfloat16`` and ``float16`` are not everywhere)."""
     return to_dtype(dtype, backend) in _table(backend).to_native
+
+
+def low_precision_natives(backend: Backend) -> tuple[Any, ...]:
+    """The native dtypes of ``backend`` for bfloat16 and float16 (those it has)."""
+    return _table(backend).low
 
 
 _WHY_MISSING = {

@@ -15,7 +15,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("dparray._checks", "dparray._system", "dparray._files", "dparray._tree",
-                    "dparray.dtypes", "dparray.backend", "dparray.kernels", "dparray.random")),
+                    "dparray.dtypes", "dparray.backend", "dparray.kernels", "dparray.random",
+                    "dparray.precision")),
     ("core", ("dparray.tensor_methods", "dparray.tensor", "dparray.gradients",
               "dparray.autograd", "dparray.creation")),
     ("ops", ("dparray.ops",)),

@@ -39,22 +39,18 @@ def _floating_natives(backend: Backend) -> tuple[Any, ...]:
 _floating: dict[Backend, tuple[Any, ...]] = {}
 
 
-def low_precision_natives(backend: Backend) -> tuple[Any, ...]:
-    """The native dtypes of ``backend`` for bfloat16 and float16 (those it has)."""
-    low = _low.get(backend)
-    if low is None:
-        low = _low.setdefault(backend, tuple(
-            _dtypes.native_dtype(backend, dtype) for dtype in _dtypes.LOW_PRECISION
-            if _dtypes.supports(backend, dtype)))
-    return low
-
-
-_low: dict[Backend, tuple[Any, ...]] = {}
-
-
 def is_low_precision(backend: Backend, array: Any) -> bool:
     """Whether a backend array is bfloat16 or float16."""
-    return array.dtype in low_precision_natives(backend)
+    return array.dtype in _dtypes.low_precision_natives(backend)
+
+
+def wide_sum(backend: Backend, x: Any, axes: Any, keepdims: bool = False) -> Any:
+    """``xp.sum``, accumulated in float32 for bfloat16 and float16 and rounded back, as
+    PyTorch sums them (NumPy would add bfloat16 in bfloat16: a thousand ones sum to 256)."""
+    xp = backend.xp
+    if is_low_precision(backend, x):
+        return xp.astype(xp.sum(x, axis=axes, keepdims=keepdims, dtype=xp.float32), x.dtype)
+    return xp.sum(x, axis=axes, keepdims=keepdims)
 
 
 def as_float(backend: Backend, x: Any) -> Any:

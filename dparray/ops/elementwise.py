@@ -13,6 +13,7 @@ from dparray import dtypes as _dtypes
 from dparray._checks import check_number
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
+from dparray.ops._portable import clip as portable_clip
 from dparray.ops._promote import as_float, with_python_float
 from dparray.ops._util import as_operands, check_same_kind
 from dparray.tensor import Tensor, from_op
@@ -246,7 +247,7 @@ class Clip(Function):
         self.save(x)
         if self.low is not None and self.high is not None and self.low > self.high:
             return xp.full_like(x, self.high)
-        return xp.clip(x, self.low, self.high)
+        return portable_clip(xp, x, self.low, self.high)
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp

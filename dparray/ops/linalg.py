@@ -15,8 +15,9 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.backend import Backend
+from dparray.dtypes import low_precision_natives
 from dparray.kernels import reference, resolve
-from dparray.ops._promote import low_precision_natives
+from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes, check_same_kind
 from dparray.tensor import Tensor
 
@@ -131,6 +132,7 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
+@autocast_op("matmul")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with the array API's rules for 1-D and batched operands.
 

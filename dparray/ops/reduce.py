@@ -22,8 +22,8 @@ from typing import Any
 from dparray._checks import check_bool, check_number, normalize_axes, normalize_axis
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
-from dparray.backend import Backend
-from dparray.ops._promote import as_float, is_low_precision
+from dparray.ops._autocast import autocast_op
+from dparray.ops._promote import as_float, is_low_precision, wide_sum
 from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
 from dparray.tensor import Tensor, from_op
 
@@ -69,15 +69,6 @@ class _Reduction(Function):
         if self.keepdims:
             return keepdims_shape(self.shape, self.axes)
         return _drop(self.shape, self.axes)
-
-
-def wide_sum(backend: Backend, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
-    """``xp.sum``, accumulated in float32 for bfloat16 and float16 and rounded back, as
-    PyTorch sums them (NumPy would add bfloat16 in bfloat16: a thousand ones sum to 256)."""
-    xp = backend.xp
-    if is_low_precision(backend, x):
-        return xp.astype(xp.sum(x, axis=axes, keepdims=keepdims, dtype=xp.float32), x.dtype)
-    return xp.sum(x, axis=axes, keepdims=keepdims)
 
 
 class Sum(_Reduction):
@@ -183,9 +174,10 @@ class Var(_Reduction):
                 f"{self.correction:g} leave no degrees of freedom; the result is NaN"
             )
             return xp.full(self.output_shape(), math.nan, dtype=x.dtype)
-        centred = x - xp.mean(x, axis=axes, keepdims=True)
+        centred = x - wide_sum(self.backend, x, axes, keepdims=True) / count
         self.save(centred)
-        return as_array(xp.sum(centred * centred, axis=axes, keepdims=self.keepdims) / self.divisor)
+        squares = wide_sum(self.backend, centred * centred, axes, self.keepdims)
+        return as_array(squares / self.divisor)
 
     def backward(self, grad: Any) -> Any:
         if self.divisor <= 0:
@@ -331,11 +323,13 @@ def _drop(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
+@autocast_op("sum")
 def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Sum of the elements over ``axis`` (all when None)."""
     return Sum(axis, keepdims)(x)
 
 
+@autocast_op("mean")
 def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Mean of the elements over ``axis`` (all when None)."""
     return Mean(axis, keepdims)(x)
@@ -351,11 +345,13 @@ def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return Min(axis, keepdims)(x)
 
 
+@autocast_op("var")
 def var(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
     """Variance over ``axis`` with the array API's ``correction`` (0: population variance)."""
     return Var(axis, correction, keepdims)(x)
 
 
+@autocast_op("std")
 def std(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
     """Standard deviation over ``axis`` with the array API's ``correction`` (0: of the
     population; 1: PyTorch's default, the square root of the unbiased variance).
@@ -369,6 +365,7 @@ def std(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = F
     return Std(axis, correction, keepdims)(x)
 
 
+@autocast_op("prod")
 def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Product of the elements over ``axis`` (all when None).
 
@@ -381,16 +378,19 @@ def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return Prod(axis, keepdims)(x)
 
 
+@autocast_op("logsumexp")
 def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis``, computed stably."""
     return LogSumExp(axis, keepdims)(x)
 
 
+@autocast_op("softmax")
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Softmax along ``axis``."""
     return resolve(x.backend, Softmax)(axis)(x)
 
 
+@autocast_op("log_softmax")
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Logarithm of the softmax along ``axis``, computed stably."""
     return resolve(x.backend, LogSoftmax)(axis)(x)
