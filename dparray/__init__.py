@@ -6,6 +6,7 @@ The public surface, re-exported from the modules that define it. Start with
 
 from importlib import metadata as _metadata
 
+from dparray import amp as amp
 from dparray import data as data
 from dparray import distributed as distributed
 from dparray import nn as nn
@@ -127,6 +128,7 @@ __all__ = [
     "autocast",
     "fork_rng",
     "manual_seed",
+    "amp",
     "data",
     "distributed",
     "nn",

@@ -31,6 +31,7 @@ import struct
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple, overload
 
+from dparray import dtypes as _dtypes
 from dparray._checks import check_bool, describe
 from dparray._files import read_regular_file, replace, target_of
 from dparray._files import write_atomically as write_atomically
@@ -42,11 +43,16 @@ CHECKSUM_KEY = "dparray.sha256"
 ORDER_KEY = "dparray.keys"  # safetensors lays tensors out by dtype; this keeps the dict's order
 METADATA_ENTRY = "__metadata__"  # safetensors' name for the header's string metadata
 
-# safetensors' dtype names for the dtypes dparray has, and their NumPy (little-endian) forms
+# safetensors' dtype names for the dtypes dparray has, their NumPy (little-endian) forms, and
+# their sizes in bytes; "bfloat16" is ml_dtypes' NumPy dtype (registered under that name when
+# ml_dtypes is imported, which the NumPy backend does), stored in the host's order
 _FORMATS = {"BOOL": "|b1", "U8": "|u1", "I8": "|i1", "I16": "<i2", "I32": "<i4", "I64": "<i8",
-            "F16": "<f2", "F32": "<f4", "F64": "<f8"}
+            "BF16": "bfloat16", "F16": "<f2", "F32": "<f4", "F64": "<f8"}
+_SIZES = {"BOOL": 1, "U8": 1, "I8": 1, "I16": 2, "I32": 4, "I64": 8, "BF16": 2, "F16": 2,
+          "F32": 4, "F64": 8}
 _CODES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32",
-          "int64": "I64", "float16": "F16", "float32": "F32", "float64": "F64"}
+          "int64": "I64", "bfloat16": "BF16", "float16": "F16", "float32": "F32",
+          "float64": "F64"}
 
 def save(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str],
          metadata: Mapping[str, str] | None = None, *, follow_symlinks: bool = True) -> None:
@@ -95,7 +101,7 @@ def load(path: str | os.PathLike[str], backend: str | Backend | None = None, *,
 
     Raises:
         ValueError: the file is truncated, malformed or fails its checksum, or holds a tensor of
-            a dtype dparray has no equivalent for (uint16, bfloat16, ...); nothing is loaded.
+            a dtype dparray has no equivalent for (uint16, float8, ...); nothing is loaded.
         IsADirectoryError: ``path`` is a folder.
         OSError: ``path`` cannot be read, or is a FIFO, a device or a socket (refused before any
             byte is read, so a pipe never blocks and ``/dev/zero`` is never read).
@@ -162,7 +168,7 @@ def _read(path: str | os.PathLike[str], backend: str | Backend | None) -> SavedF
     tensors = {}
     for name in order:
         entry = by_name[name]
-        dtype = np.dtype(_FORMATS[entry.dtype])
+        dtype = _numpy_dtype(entry.dtype, target, where)
         if entry.start == entry.end:
             array = np.empty(entry.shape, dtype=dtype.newbyteorder("="))
         else:
@@ -173,6 +179,21 @@ def _read(path: str | os.PathLike[str], backend: str | Backend | None) -> SavedF
         tensors[name] = Tensor(target.asarray(array), target)
     user = {k: v for k, v in metadata.items() if not k.startswith(RESERVED_PREFIX)}
     return SavedFile(tensors, user, reserved)
+
+
+def _numpy_dtype(code: str, target: Backend, where: str) -> Any:
+    """The NumPy dtype of safetensors' ``code``, once ``target`` is known to hold it."""
+    import numpy as np
+
+    name = next(name for name, known in _CODES.items() if known == code)
+    if not _dtypes.supports(target, name):
+        raise TypeError(f"{where} holds {name} tensors, and backend {target.name!r} has no "
+                        f"{name}: load it on another backend")
+    if code == "BF16":
+        import ml_dtypes  # registers "bfloat16" with NumPy
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(_FORMATS[code])
 
 
 # ----------------------------------------------------------------------------------- checks
@@ -261,7 +282,7 @@ def _entries(header: dict[str, Any], data_length: int, where: str) -> list[_Entr
             raise _invalid(where, f"tensor {name!r} has shape {shape!r} and data_offsets "
                                   f"{offsets!r}")
         start, end = offsets
-        size = math.prod(shape) * int(_FORMATS[dtype][2:])
+        size = math.prod(shape) * _SIZES[dtype]
         if end - start != size:
             raise _invalid(where, f"tensor {name!r} of shape {tuple(shape)} and dtype {dtype} "
                                   f"needs {size} bytes, its data_offsets span {end - start}")

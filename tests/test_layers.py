@@ -21,7 +21,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
               "dparray.autograd", "dparray.creation")),
     ("ops", ("dparray.ops",)),
     ("adapters", ("dparray.backends",)),
-    ("library", ("dparray.nn", "dparray.optim", "dparray.io", "dparray.checkpoint")),
+    ("library", ("dparray.nn", "dparray.optim", "dparray.io", "dparray.checkpoint",
+                 "dparray.amp")),
     ("parallel", ("dparray.parallel", "dparray.distributed")),
     ("data", ("dparray.data",)),  # above distributed: a DistributedSampler asks MPI's world
     ("entry points", ("dparray.cli", "dparray.__main__", "dparray.testing", "dparray")),
