@@ -193,7 +193,7 @@ def accelerated(dtype_name: str) -> tuple[bool, str]:
     natively on this CPU, faster than their float32 copies, and a line saying how or why not."""
     library = status()[0]
     if library is None:
-        return False, f"no MKL: {status()[1]}"
+        return False, "MKL is not in use"
     if getattr(library, f"cblas_gemm_{_LOW_TYPES[dtype_name]}", None) is None:
         return False, f"this MKL has no cblas_gemm_{_LOW_TYPES[dtype_name]}"
     flags = cpu_flags()
