@@ -140,11 +140,11 @@ class AttentionWeights(_Attention):
     def forward(self, query: Any, key: Any, mask: Any = None) -> Any:
         probs, keep, dropped = self.probabilities(query, key, mask)
         self.save(query, key, probs, keep)
-        return dropped
+        return _like(self.xp, dropped, query)
 
     def backward(self, grad: Any) -> tuple[Any, Any, Any]:
         query, key, probs, keep = self.saved
-        return self.score_gradients(grad, query, key, probs, keep)
+        return self.score_gradients(_like(self.xp, grad, probs), query, key, probs, keep)
 
 
 def _like(xp: Any, probs: Any, other: Any) -> Any:
