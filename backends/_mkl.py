@@ -31,9 +31,9 @@ and ``cblas_gemm_f16f16f32``: low-precision operands, float32 accumulation and o
 pay only where the CPU multiplies those types natively -- Intel AMX (``amx_bf16``,
 ``amx_fp16``) or the AVX-512 extensions (``avx512_bf16``, ``avx512_fp16``), as
 ``/proc/cpuinfo`` lists them; there MKL's bfloat16 product of 2048^3 ran 4.4-4.7x its float32
-one. Elsewhere MKL converts the operands itself and ran slower than converting them once and
-calling ``sgemm`` (about 0.65x on an AVX2 CPU), so ``accelerated`` says no and the NumPy
-kernel converts (``_low_precision``). ``MKL_ENABLE_INSTRUCTIONS`` set to a level below the one
+one. Elsewhere MKL converts the operands itself, no faster than ``sgemm`` (0.67-1.02x on an
+AVX2 CPU), so ``accelerated`` says no and the NumPy kernel converts them once and calls the
+float32 product (``_low_precision``). ``MKL_ENABLE_INSTRUCTIONS`` set to a level below the one
 that brings those instructions turns them off for MKL, and so here too.
 """
 
