@@ -264,3 +264,19 @@ def test_acceleration_follows_the_cpu_flags_and_mkls_instruction_limit(monkeypat
     monkeypatch.setattr(_mkl, "cpu_flags", lambda: frozenset({"avx2"}))
     monkeypatch.delenv("MKL_ENABLE_INSTRUCTIONS")
     assert _mkl.accelerated("bfloat16") == (False, "the CPU has no AMX or AVX512-BF16")
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float16"])
+def test_the_cupy_kernels_logic_on_numpy_arrays(name):
+    """``_cupy_low_precision`` uses only what NumPy arrays also have (``@``, ``astype``): its
+    dispatch, run here on NumPy's arrays, where CuPy's cuBLAS call is NumPy's product."""
+    from dparray.backends import _cupy_low_precision
+
+    dtype, rng = LOW[name], np.random.default_rng(6)
+    a, b = _operands(rng, (9, 30), (30, 4), dtype)
+    same = _cupy_low_precision.low_precision_matmul(np, a, b, False)
+    wide = _cupy_low_precision.low_precision_matmul(np, a, b, True)
+    assert same.dtype == dtype and wide.dtype == np.float32
+    np.testing.assert_array_equal(wide, same.astype(np.float32))  # the product, widened
+    mixed = _cupy_low_precision.low_precision_matmul(np, a, b.astype(np.float32), True)
+    np.testing.assert_allclose(mixed, _reference(a, b), rtol=1e-5, atol=1e-5)
