@@ -20,5 +20,6 @@ def low_precision_matmul(xp: Any, a: Any, b: Any, wide: bool) -> Any:
     """``upcast_matmul``'s product through cuBLAS's low-precision GEMM."""
     if a.dtype != b.dtype or a.dtype.name not in LOW:
         return upcast_matmul(xp, a, b, wide)
-    out = a @ b
-    return out.astype(xp.float32) if wide else out
+    out = a @ b  # (NumPy's bfloat16 product, from ml_dtypes, returns float32: so may others)
+    wanted = xp.float32 if wide else a.dtype
+    return out if out.dtype == wanted else out.astype(wanted)
