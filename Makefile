@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 # package itself, so the note is noise. This filters that one message, no other warning.
 EDITABLE_NOTE_OFF := PYTHONWARNINGS="ignore:Editable installation:UserWarning"
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test quick lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ lint: $(VENV)/.installed-dev
 test: lint
 	$(PY) -m pytest
 	$(PY) -m pytest bench --benchmark-skip -q  # the benchmarks' own agreement checks, untimed
+
+# The contributors' fast loop: the suite without the tests marked integration (subprocesses:
+# the CLI, examples, MPI, packaging; the documentation pages), and without ruff and mypy.
+# `make test` runs everything.
+quick: $(VENV)/.installed-dev
+	$(PY) -m pytest -m "not integration" -q
 
 bench: $(VENV)/.installed-dev
 	$(PY) -m pytest bench --benchmark-only --benchmark-json=.benchmarks/bench.json -q

@@ -6,6 +6,7 @@ skipped only where this machine has no CUDA device.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import settings
 
 import dparray as dp
+from dparray.backend import kernels as kernel_table
 from dparray.kernels import kernels_enabled, reference_only
 
 collect_ignore = ["data", "mpi"]  # fixtures, and scripts run by other tests (PyTorch, mpiexec)
@@ -22,22 +24,75 @@ settings.load_profile("dparray")
 
 BACKENDS = ["numpy", "array_api_strict", "cupy"]
 HARDWARE_BACKENDS = {"cupy": "needs CuPy and a CUDA device"}
+KERNEL_MODES = ["kernels", "reference"]
 
 
-@pytest.fixture(params=BACKENDS)
+def pytest_generate_tests(metafunc):
+    """Runs a test that takes ``backend`` once per backend, and one that takes ``kernels`` with
+    the kernel table and with the array-API references only. A test that takes both runs the
+    two modes only on backends with a kernel table (NumPy, CuPy): on one without
+    (array_api_strict), kernels on or off run the same references, so it runs once, as
+    ``reference``."""
+    given = {name for mark in metafunc.definition.iter_markers("parametrize")
+             for name in _argnames(mark)}
+    takes = {name for name in ("backend", "kernels")
+             if name in metafunc.fixturenames and name not in given}
+    if takes == {"backend", "kernels"}:
+        pairs = [_on(name, name, mode) for name in BACKENDS for mode in _kernel_modes(name)]
+        metafunc.parametrize(("backend", "kernels"), pairs, indirect=True)
+    elif takes == {"backend"}:
+        metafunc.parametrize("backend", [_on(name, name) for name in BACKENDS], indirect=True)
+    elif takes == {"kernels"}:
+        metafunc.parametrize("kernels", KERNEL_MODES, indirect=True)
+
+
+def _on(name: str, *values: str):
+    """The parameter ``values`` for backend ``name``: marked to skip, before any fixture is set
+    up, where this machine cannot run that backend."""
+    reason = HARDWARE_BACKENDS.get(name)
+    skip = [pytest.mark.skip(reason=reason)] if reason and name not in _available_backends() \
+        else []
+    return pytest.param(*values, marks=skip, id="-".join(values))
+
+
+def _argnames(mark) -> list[str]:
+    names = mark.args[0] if mark.args else mark.kwargs["argnames"]
+    return [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+
+
+@functools.cache
+def _kernel_modes(name: str) -> list[str]:
+    """Both modes where ``name`` has a kernel table, or may have one (a backend this machine
+    cannot run, whose tests skip); ``reference`` alone where it has none."""
+    try:
+        table = kernel_table(dp.get_backend(name))
+    except dp.BackendUnavailableError:
+        return KERNEL_MODES
+    return KERNEL_MODES if table else ["reference"]
+
+
+@functools.cache
+def _available_backends() -> list[str]:
+    """``dp.available_backends()``, asked once a run: whether CuPy finds a device does not
+    change while the tests run, and asking costs milliseconds."""
+    return dp.available_backends()
+
+
+@pytest.fixture
 def backend(request):
     """The backend under test, made current for the test's duration."""
     name = request.param
-    if name in HARDWARE_BACKENDS and name not in dp.available_backends():
+    if name in HARDWARE_BACKENDS and name not in _available_backends():
         pytest.skip(HARDWARE_BACKENDS[name])
     with dp.use_backend(name) as chosen:
         yield chosen
 
 
-@pytest.fixture(params=["kernels", "reference"])
+@pytest.fixture
 def kernels(request):
     """Run the test with the backend's kernel table, and again with the array-API
-    references only (``dparray.kernels.reference_only``)."""
+    references only (``dparray.kernels.reference_only``); once, with the references, on a
+    backend without a table (``pytest_generate_tests``)."""
     if request.param == "reference":
         with reference_only():
             yield request.param

@@ -18,12 +18,14 @@ def _owner(module: dp.nn.Module, name: str) -> tuple[dp.nn.Module, str]:
 
 
 def module_gradcheck(module: dp.nn.Module, *inputs: dp.Tensor, seed: int = 0,
-                     output: Callable[[dp.Tensor], dp.Tensor] = lambda y: y) -> None:
+                     output: Callable[[dp.Tensor], dp.Tensor] = lambda y: y,
+                     check: Callable[..., None] = gradcheck) -> None:
     """Finite-difference check of the gradients of ``module``'s output with respect to its
     inputs and every trainable parameter, through the module's own ``forward``.
 
     Parameters are swapped in for each evaluation; the random stream is reseeded every time,
-    so dropout masks repeat.
+    so dropout masks repeat. ``check`` is ``gradcheck`` (every element in turn) or
+    ``directional_gradcheck`` (one random direction: for modules with many parameters).
     """
     names = [name for name, p in module.named_parameters() if p.is_variable]
     params = [p for _, p in module.named_parameters() if p.is_variable]
@@ -42,7 +44,7 @@ def module_gradcheck(module: dp.nn.Module, *inputs: dp.Tensor, seed: int = 0,
             for owner, leaf, value in originals:
                 setattr(owner, leaf, value)
 
-    gradcheck(function, [*inputs, *params])
+    check(function, [*inputs, *params])
 
 
 def assert_same_gradients(fused: dp.Tensor, composed: dp.Tensor, inputs: Sequence[dp.Tensor],

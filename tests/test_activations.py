@@ -1,7 +1,6 @@
 """The activations: values against NumPy formulas and gradients by finite differences on every
-backend (``cases_activations.py``), layers against PyTorch fixtures at random points and at
-every kink (``tests/data/activations.safetensors``), PReLU's state dict and DataParallel, and
-the argument errors."""
+backend (``cases_activations.py``), PReLU's layer and DataParallel, and the argument errors;
+the layers against PyTorch at random points and at every kink in ``test_torch_parity.py``."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import numpy as np
 import pytest
 from conftest import to_tensor
 from nn_helpers import module_gradcheck
-from torch_reference import check, check_state_dict_round_trip, load_cases
 
 import dparray as dp
 from dparray import nn
@@ -17,8 +15,6 @@ from dparray.nn import functional as F
 from dparray.testing import gradcheck
 
 F64 = "float64"
-FIXTURES = load_cases("activations")
-PRELU_FIXTURES = [case for case in FIXTURES if case.layer == "PReLU"]
 
 
 # ------------------------------------------------------------------ functions
@@ -41,20 +37,7 @@ def test_extreme_inputs_stay_finite(backend):
                                rtol=1e-12)
 
 
-# ------------------------------------------------------------------ layers against PyTorch
-@pytest.mark.parametrize("case", FIXTURES, ids=repr)
-def test_layer_matches_pytorch(case, backend):
-    # PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32 even in float64
-    # (0.16666667163...), so its gradients are 3e-8 off the exact ones dparray computes
-    # (the finite-difference check above confirms dparray's)
-    check(case, rtol=1e-7 if case.layer == "Hardsigmoid" else 1e-10)
-
-
-@pytest.mark.parametrize("case", PRELU_FIXTURES, ids=repr)
-def test_prelu_state_dict_round_trip(case, backend, tmp_path):
-    check_state_dict_round_trip(case, tmp_path)
-
-
+# ------------------------------------------------------------------ layers
 def test_prelu_layer(backend, rng):
     layer = nn.PReLU(3, init=0.1, dtype=F64)
     assert [(name, p.shape) for name, p in layer.named_parameters()] == [("weight", (3,))]

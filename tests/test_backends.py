@@ -95,6 +95,7 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess:
                           text=True, env=environment, timeout=120)
 
 
+@pytest.mark.integration
 def test_environment_variable_chooses_the_default():
     result = _run("import dparray; print(dparray.zeros(1).backend.name)",
                   DPARRAY_BACKEND="array_api_strict")
@@ -102,6 +103,7 @@ def test_environment_variable_chooses_the_default():
     assert result.stdout.strip() == "array_api_strict"
 
 
+@pytest.mark.integration
 def test_invalid_environment_variable_is_named():
     result = _run("import dparray; dparray.zeros(1)", DPARRAY_BACKEND="tensorflow")
     assert result.returncode != 0
@@ -132,6 +134,7 @@ def test_a_factory_returning_a_non_backend_is_refused():
     assert "broken" not in dp.registered_backends()
 
 
+@pytest.mark.integration
 def test_third_party_backend_through_the_entry_point_group(tmp_path):
     (tmp_path / "mybackend.py").write_text(textwrap.dedent("""
         import array_api_strict

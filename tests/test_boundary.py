@@ -7,6 +7,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 CORE = pathlib.Path(__file__).resolve().parent.parent / "dparray"
 FORBIDDEN = {"numpy", "cupy", "cupyx"}
 ALLOWED = {"io.py"}  # writes files through NumPy as the host interchange format
@@ -35,6 +37,7 @@ def test_the_check_above_sees_an_import():
     assert _imported_roots(pathlib.Path(__file__)) >= {"ast", "subprocess"}
 
 
+@pytest.mark.integration
 def test_importing_dparray_loads_no_array_library():
     code = (
         "import sys, dparray;"

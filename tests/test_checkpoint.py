@@ -223,6 +223,7 @@ with open(out + ".json", "w") as file:
 """
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("backend_name, execution", [
     ("numpy", "plain"), ("numpy", "threads"), ("array_api_strict", "plain"),

@@ -12,7 +12,10 @@ import pytest
 import dparray as dp
 from dparray.cli.demo import build_model
 
+pytestmark = pytest.mark.integration  # each test runs python -m dparray
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+OUTPUTS = ("digits_cnn.safetensors", "training_curves.png")
 
 
 def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -20,8 +23,13 @@ def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout)
 
 
-def test_demo_trains_saves_and_plots(tmp_path):
-    out = tmp_path / "run"
+def test_demo_trains_saves_and_plots_replacing_links_planted_in_its_output_folder(tmp_path):
+    outside, out = tmp_path / "outside", tmp_path / "run"
+    outside.mkdir()
+    out.mkdir()
+    for name in OUTPUTS:  # links named as the outputs, to files elsewhere
+        (outside / name).write_text("keep me")
+        (out / name).symlink_to(outside / name)
     result = _run("demo", "--epochs", "3", "--workers", "2", "--out", str(out))
     assert result.returncode == 0, result.stderr
     accuracy = float(re.search(r"test accuracy: ([\d.]+)%", result.stdout).group(1))
@@ -33,7 +41,12 @@ def test_demo_trains_saves_and_plots(tmp_path):
     table = r"^\s+{}\s+[\d.]+\s+[\d.]+x\s+{}$"  # the speed table: label, ms, ratio, how it ran
     assert re.search(table.format("1 worker, 1 core", "whole"), result.stdout, flags=re.MULTILINE)
     assert re.search(table.format("2 workers", "threads"), result.stdout, flags=re.MULTILINE)
+    for name in OUTPUTS:  # replaced, never written through
+        assert (outside / name).read_text() == "keep me"
+        assert not (out / name).is_symlink()
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUTS)
     assert (out / "training_curves.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert "test_accuracy" in dp.load(out / "digits_cnn.safetensors", with_metadata=True)[1]
     model = build_model()
     model.load_state_dict(dp.load(out / "digits_cnn.safetensors"))
 

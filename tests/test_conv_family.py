@@ -1,8 +1,8 @@
 """The convolution and pooling family -- Conv1d/Conv2d (``padding="same"``, ``padding_mode``),
 ConvTranspose1d/2d, MaxPool1d/AvgPool1d, the 2-D pools' remaining arguments, adaptive pools and
-Upsample/interpolate -- against PyTorch (fixtures in tests/data/conv), by finite differences on
-every backend with and without the kernel table, as single graph nodes, under DataParallel, and
-with bad arguments."""
+Upsample/interpolate -- the PyTorch fixtures' coverage (``test_torch_parity.py`` checks them),
+by finite differences on every backend with and without the kernel table, as single graph
+nodes, under DataParallel, and with bad arguments."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import to_tensor
 from nn_helpers import module_gradcheck
-from torch_reference import check, check_state_dict_round_trip, load_cases
+from torch_reference import load_cases
 
 import dparray as dp
 from dparray import nn
@@ -36,16 +36,6 @@ def test_the_fixtures_cover_every_layer():
     modes = {case.kwargs.get("padding_mode") for case in CASES}
     assert modes >= {"reflect", "replicate", "circular"}
     assert any(case.plain_kwargs.get("output_size") for case in CASES)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_outputs_and_gradients_match_pytorch(case, backend, kernels):
-    check(case)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_state_dict_round_trip(case, tmp_path):
-    check_state_dict_round_trip(case, tmp_path)
 
 
 def test_reprs_are_pytorchs():

@@ -289,6 +289,7 @@ def _run(code):
     return result.stdout.strip()
 
 
+@pytest.mark.integration
 def test_a_distributed_sampler_given_its_rank_does_not_import_mpi():
     out = _run("import sys, dparray as dp\n"
                "s = dp.data.DistributedSampler(range(10), num_replicas=2, rank=1)\n"
@@ -296,6 +297,7 @@ def test_a_distributed_sampler_given_its_rank_does_not_import_mpi():
     assert out == "5 False"
 
 
+@pytest.mark.integration
 def test_a_distributed_sampler_asks_mpi_for_what_is_left_out():
     out = _run("import sys, dparray as dp\n"
                "s = dp.data.DistributedSampler(range(10))\n"

@@ -69,6 +69,7 @@ def _single_process_step(rank0_start: dict) -> dict:
     return model.state_dict()
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(2 * TIMEOUT)
 @pytest.mark.parametrize("options", [[], ["--data-parallel"], ["--bucket-mb", "0.0002"]],
                          ids=["plain", "data-parallel-inside", "many-buckets"])
@@ -99,6 +100,7 @@ def _ended_with_error(job: Job) -> str:
     return output
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(2 * TIMEOUT)
 @pytest.mark.parametrize("scenario", ["raise", "raise-in-training"])
 @pytest.mark.parametrize("wrapped", [True, False], ids=["abort_on_error", "unwrapped"])
@@ -109,6 +111,7 @@ def test_a_rank_that_raises_ends_the_job_with_its_traceback(scenario, wrapped):
     assert "[rank 1] KeyError: 'rank 1 has no data'" in job.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(2 * TIMEOUT)
 @pytest.mark.parametrize("scenario", ["exit --wrapped", "exit", "return"],
                          ids=["sys.exit(0)-in-abort_on_error", "sys.exit(0)", "return"])
@@ -120,6 +123,7 @@ def test_a_rank_that_leaves_early_ends_the_job(scenario):
             "while this rank waits for it in DistributedDataParallel.reduce #3") in job.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(2 * TIMEOUT)
 def test_a_killed_rank_ends_the_job():
     job = mpiexec(FAILURES, "kill")
@@ -127,6 +131,7 @@ def test_a_killed_rank_ends_the_job():
     assert "signal 9" in output  # mpiexec ends the other ranks and says which signal
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(2 * TIMEOUT)
 def test_a_collective_times_out_naming_the_operation():
     job = mpiexec(FAILURES, "slow")  # rank 1 is busy for 20 s: the job must end before
@@ -135,6 +140,7 @@ def test_a_collective_times_out_naming_the_operation():
             "float32 values, shape (3,)) within the timeout of 1 s") in job.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(2 * TIMEOUT)
 def test_ranks_that_finish_at_different_times_end_normally():
     job = mpiexec(FAILURES, "late-finish")  # rank 0 works alone for 2 s at the end
@@ -162,6 +168,7 @@ DISAGREEMENTS = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(2 * TIMEOUT)
 @pytest.mark.parametrize("scenario", sorted(DISAGREEMENTS))
 def test_ranks_that_disagree_all_raise_naming_both_and_stay_in_step(scenario):

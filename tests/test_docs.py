@@ -16,6 +16,9 @@ import sys
 
 import pytest
 
+# the pages run whole programs (training runs among them), and the site builds in a subprocess
+pytestmark = pytest.mark.integration
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 BLOCK = re.compile(r"```(python[^\n]*)\n(.*?)```", flags=re.DOTALL)

@@ -7,7 +7,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import dparray as dp
+
+pytestmark = pytest.mark.integration  # each test runs a script of examples/
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 

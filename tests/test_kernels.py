@@ -86,6 +86,7 @@ def _run(code, **env):
                           text=True, env={**os.environ, **env}, check=False, timeout=120)
 
 
+@pytest.mark.integration
 def test_the_environment_variable_turns_every_table_off():
     result = _run("""
         import dparray as dp
@@ -98,6 +99,7 @@ def test_the_environment_variable_turns_every_table_off():
     assert result.stdout.strip() == "LayerNorm"
 
 
+@pytest.mark.integration
 def test_without_numba_dparray_works_through_the_references():
     result = _run("""
         import sys

@@ -46,12 +46,14 @@ def _run(**environment: str) -> tuple[str, int]:
     return set_here, int(faults)
 
 
+@pytest.mark.integration
 def test_freed_memory_is_reused_without_new_page_faults():
     set_here, faults = _run()
     assert set_here == "True"
     assert faults < FRESH_FAULTS, faults
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("setting", [
     {"DPARRAY_MALLOC": "system"},
     {"MALLOC_TRIM_THRESHOLD_": "131072"},

@@ -269,16 +269,19 @@ def _run(program=PROGRAM, **environment):
     return result.stdout.strip()
 
 
+@pytest.mark.integration
 def test_dparray_blas_openblas_keeps_numpy_s_products():
     assert _run(DPARRAY_BLAS="openblas") == \
         "False OpenBLAS (NumPy's; DPARRAY_BLAS=openblas)"
 
 
+@pytest.mark.integration
 def test_kernels_off_means_openblas_and_info_says_so():
     assert _run(DPARRAY_KERNELS="reference") == \
         "True OpenBLAS (NumPy's; DPARRAY_KERNELS=reference)"
 
 
+@pytest.mark.integration
 def test_a_64_bit_interface_asked_for_keeps_openblas():
     assert _run(MKL_INTERFACE_LAYER="ILP64") == \
         "False OpenBLAS (NumPy's; MKL_INTERFACE_LAYER asks for 64-bit integers)"
@@ -293,11 +296,13 @@ print(_mkl.status()[1])
 """
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("layer", ["SEQUENTIAL", "INTEL", "TBB"])
 def test_the_user_s_threading_layer_is_kept_and_multiplies(layer):
     assert _run(PRODUCT, MKL_THREADING_LAYER=layer).endswith(f"({layer} threads)")
 
 
+@pytest.mark.integration
 def test_by_default_mkl_runs_on_gnu_openmp_where_libgomp_loads():
     expected = "GNU OpenMP" if _mkl._gnu_openmp_loads() else "MKL's default"
     assert _run(PRODUCT).endswith(f"({expected} threads)")
@@ -317,6 +322,7 @@ print(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
 """
 
 
+@pytest.mark.integration
 def test_a_forked_child_multiplies_on_one_thread_instead_of_hanging():
     assert _run(FORK) == "0"
 
@@ -335,5 +341,6 @@ print(len(loads))
 """
 
 
+@pytest.mark.integration
 def test_threads_asking_at_once_load_mkl_once():
     assert _run(FIRST_CALLS) == "1"

@@ -1,8 +1,7 @@
-"""GroupNorm, InstanceNorm1d/2d and RMSNorm (and their functional forms): against PyTorch
-(fixtures in tests/data/norm, made by tests/data/make_norm_fixtures.py), against the
+"""GroupNorm, InstanceNorm1d/2d and RMSNorm (and their functional forms): against the
 composition of small ops they replace (with and without the kernel table), by finite
 differences on every backend, running statistics against a host formula, under DataParallel,
-and with bad arguments."""
+and with bad arguments (against PyTorch in ``test_torch_parity.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import numpy as np
 import pytest
 from conftest import to_tensor
 from nn_helpers import assert_same_gradients, module_gradcheck
-from torch_reference import check, check_state_dict_round_trip, load_cases
 
 import dparray as dp
 from dparray import nn
@@ -22,18 +20,6 @@ from dparray.ops.normalization import Normalization, RMSNormalization
 from dparray.testing import gradcheck
 
 F64 = dp.float64
-FIXTURES = load_cases("norm")
-
-
-# ----------------------------------------------------------------------------- PyTorch
-@pytest.mark.parametrize("case", FIXTURES, ids=repr)
-def test_outputs_gradients_and_buffers_match_pytorch(case, backend, kernels):
-    check(case)
-
-
-@pytest.mark.parametrize("case", FIXTURES, ids=repr)
-def test_state_dict_round_trip(case, tmp_path):
-    check_state_dict_round_trip(case, tmp_path)
 
 
 # ----------------------------------------------------------------------------- compositions

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.integration  # each test starts a fresh interpreter
+
 PROGRAM = """
 import os{first}
 import dparray as dp

@@ -147,6 +147,7 @@ def _metadata_of(wheel: pathlib.Path) -> Message:
             archive.read(f"dparray-{_wheel_version(wheel)}.dist-info/METADATA"))
 
 
+@pytest.mark.integration
 @packaging
 def test_the_wheel_holds_every_module_py_typed_and_the_license(built):
     wheel, _ = built
@@ -166,6 +167,7 @@ def test_the_wheel_holds_every_module_py_typed_and_the_license(built):
     assert not [name for name in names if name.endswith(".pyc")]
 
 
+@pytest.mark.integration
 @packaging
 def test_the_wheel_metadata_names_the_license_version_and_typing(built):
     wheel, _ = built
@@ -182,6 +184,7 @@ def test_the_wheel_metadata_names_the_license_version_and_typing(built):
     assert {"Homepage", "Documentation"} <= set(urls)
 
 
+@pytest.mark.integration
 @packaging
 def test_the_build_backend_warns_about_nothing(built):
     _, log = built
@@ -189,6 +192,7 @@ def test_the_build_backend_warns_about_nothing(built):
     assert warnings == [], "the build backend warned:\n" + "\n".join(warnings) + "\n\n" + log
 
 
+@pytest.mark.integration
 @packaging
 def test_the_installed_wheel_trains_without_the_source_tree(installed, tmp_path):
     script = tmp_path / "smoke.py"
@@ -198,6 +202,7 @@ def test_the_installed_wheel_trains_without_the_source_tree(installed, tmp_path)
     assert output.strip().endswith("smoke ok"), output
 
 
+@pytest.mark.integration
 @packaging
 def test_the_installed_console_script_runs(installed, tmp_path):
     command = installed.parent / ("dparray.exe" if os.name == "nt" else "dparray")
@@ -209,6 +214,7 @@ def test_the_version_is_the_installed_metadatas():
     assert dp.__version__ == metadata.version("dparray")
 
 
+@pytest.mark.integration
 def test_an_uninstalled_source_tree_has_a_recognisable_version():
     code = textwrap.dedent("""
         import importlib.metadata
@@ -226,6 +232,7 @@ def test_an_uninstalled_source_tree_has_a_recognisable_version():
     assert result.stdout.strip() == "0+unknown"
 
 
+@pytest.mark.integration
 def test_the_test_run_sums_up_skips_in_one_line_per_reason(tmp_path):
     (tmp_path / "test_skips.py").write_text(textwrap.dedent("""
         import pytest

@@ -59,6 +59,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 def test_ctrl_c_during_training_reaches_except_keyboard_interrupt_and_exits_130():
     process = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE,

@@ -1,5 +1,5 @@
-"""Recurrent layers RNN, LSTM and GRU: against PyTorch (fixtures in tests/data/rnn), dropout
-in training, DataParallel, and errors."""
+"""Recurrent layers RNN, LSTM and GRU: the PyTorch fixtures' coverage (``test_torch_parity.py``
+checks them), dropout in training, DataParallel, and errors."""
 
 from __future__ import annotations
 
@@ -10,22 +10,16 @@ import numpy as np
 import pytest
 from conftest import to_tensor
 from nn_helpers import module_gradcheck
-from torch_reference import check, check_state_dict_round_trip, load_cases
+from torch_reference import load_cases
 
 import dparray as dp
 from dparray import nn
 from dparray.parallel import ChunkError
+from dparray.testing import directional_gradcheck
 
 F64 = dp.float64
 CASES = load_cases("rnn")
 LAYERS = [nn.RNN, nn.LSTM, nn.GRU]
-
-
-def _call(module, x, *states):
-    """Run a fixture case: LSTM takes its two initial states as one tuple."""
-    if isinstance(module, nn.LSTM):
-        return module(x, tuple(states) if states else None)
-    return module(x, *states)
 
 
 # ---------------------------------------------------------------------- against PyTorch
@@ -39,16 +33,6 @@ def test_the_fixtures_cover_every_layer_and_configuration():
         for config in ("two_layers", "bidirectional", "no_bias", "unbatched_bidirectional_h0",
                        "one_step", "dropout_eval"):
             assert f"{layer}_{config}" in names
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_outputs_and_gradients_match_pytorch(case, backend):
-    check(case, call=_call)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_state_dict_round_trip(case, tmp_path):
-    check_state_dict_round_trip(case, tmp_path)
 
 
 def test_parameters_in_pytorchs_order_and_layout():
@@ -151,7 +135,7 @@ def test_gradients_in_training_with_dropout_by_finite_differences(layer, backend
         states = last if isinstance(last, tuple) else (last,)
         return dp.cat([output.reshape(-1), *[s.reshape(-1) for s in states]])
 
-    module_gradcheck(module, x, output=everything)
+    module_gradcheck(module, x, output=everything, check=directional_gradcheck)
 
 
 def test_dropout_with_one_layer_warns_and_does_nothing(rng):

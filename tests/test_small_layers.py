@@ -1,13 +1,12 @@
 """Embedding with ``padding_idx`` and ``from_pretrained``, Unflatten, ModuleDict and
-``Module.apply``: against PyTorch fixtures (``tests/data/small_layers.safetensors``), their
-state dicts, DataParallel, and their errors."""
+``Module.apply``: their state dicts, DataParallel, and their errors (against PyTorch in
+``test_torch_parity.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from conftest import to_tensor
-from torch_reference import check, check_state_dict_round_trip, load_cases
 
 import dparray as dp
 from dparray import nn
@@ -15,19 +14,6 @@ from dparray.nn import functional as F
 from dparray.testing import gradcheck
 
 F64 = "float64"
-FIXTURES = load_cases("small_layers")
-EMBEDDINGS = [case for case in FIXTURES if case.layer == "Embedding"]
-
-
-@pytest.mark.parametrize("case", FIXTURES, ids=repr)
-def test_layer_matches_pytorch(case, backend):
-    check(case)
-
-
-@pytest.mark.parametrize("case", EMBEDDINGS, ids=repr)
-def test_embedding_state_dict_round_trip(case, backend, tmp_path):
-    check_state_dict_round_trip(case, tmp_path)
-
 
 # ------------------------------------------------------------------ Embedding
 def test_padding_row_starts_at_zero_and_gets_no_gradient(backend):

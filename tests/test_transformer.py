@@ -1,5 +1,6 @@
-"""Transformer encoder and decoder layers and stacks: against PyTorch (fixtures in
-tests/data/attention), dropout in training, DataParallel, the W6 workload, and errors."""
+"""Transformer encoder and decoder layers and stacks: the PyTorch fixtures' coverage
+(``test_torch_parity.py`` checks them), dropout in training, DataParallel, the W6 workload, and
+errors."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import numpy as np
 import pytest
 from conftest import to_tensor
 from nn_helpers import module_gradcheck
-from torch_reference import check, check_state_dict_round_trip, load_cases
+from torch_reference import load_cases
 
 import dparray as dp
 from dparray import nn
 from dparray.nn import functional as F
+from dparray.testing import directional_gradcheck
 
 F64 = dp.float64
 LAYERS = ("TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
@@ -35,16 +37,6 @@ def test_the_fixtures_cover_every_layer_and_configuration():
                  "decoder_layer_pre_norm_masks", "decoder_layer_causal_memory", "encoder",
                  "decoder"):
         assert name in names
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_outputs_and_gradients_match_pytorch(case, backend, kernels):
-    check(case)
-
-
-@pytest.mark.parametrize("case", CASES, ids=repr)
-def test_state_dict_round_trip(case, tmp_path):
-    check_state_dict_round_trip(case, tmp_path)
 
 
 # ---------------------------------------------------------------------- the layers
@@ -130,7 +122,7 @@ def test_gradients_in_training_with_dropout_by_finite_differences(backend, rng):
                                        norm_first=True, activation="gelu", dtype=F64)
     tgt = to_tensor(rng.standard_normal((2, 3, 2)), requires_grad=True)
     memory = to_tensor(rng.standard_normal((2, 2, 2)), requires_grad=True)
-    module_gradcheck(layer, tgt, memory)
+    module_gradcheck(layer, tgt, memory, check=directional_gradcheck)
 
 
 # ---------------------------------------------------------------------- DataParallel
