@@ -196,8 +196,14 @@ def accelerated(dtype_name: str) -> tuple[bool, str]:
         return False, "MKL is not in use"
     if getattr(library, f"cblas_gemm_{_LOW_TYPES[dtype_name]}", None) is None:
         return False, f"this MKL has no cblas_gemm_{_LOW_TYPES[dtype_name]}"
-    flags = cpu_flags()
     limit = os.environ.get("MKL_ENABLE_INSTRUCTIONS", "").strip().upper()
+    return _verdict(dtype_name, limit, cpu_flags())
+
+
+@functools.cache
+def _verdict(dtype_name: str, limit: str, flags: frozenset[str]) -> tuple[bool, str]:
+    """``accelerated``'s answer for these CPU flags and MKL instruction limit (asked before
+    every product: worked out once)."""
     for flag, name, level in _NATIVE[dtype_name]:
         if flag not in flags:
             continue
