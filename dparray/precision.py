@@ -10,11 +10,11 @@ Parameters are never cast in place: a product casts its own copy, whose gradient
 casts back, so parameters, their gradients and the optimizer's state stay float32 (the master
 weights). float64 tensors are never cast, as in PyTorch.
 
-``POLICY`` is the one table of what is cast where; ``docs/mixed-precision.md`` lists it beside
+``POLICY`` is the one table of what is cast where; the "Mixed precision" page lists it beside
 PyTorch's lists (``torch.amp``'s "lower_precision_fp" and "fp32" ops), which it follows for the
-products. It differs from PyTorch's CPU lists, which leave softmax, sums and normalisation in
-the low-precision dtype, where the issue that asked for it and PyTorch's CUDA lists keep them in
-float32.
+products and the losses. It differs from PyTorch's CPU lists, which leave softmax, sums and
+normalisation in the low-precision dtype: here they run in float32, as PyTorch's CUDA lists
+keep several of them, since they lose the most from 16-bit arithmetic and cost little.
 
 The state is a context variable: the block's own thread and every DataParallel worker it starts
 (they run in a copy of the caller's context) see it; other threads do not. Inside a listed op,

@@ -54,8 +54,8 @@ def test_autocast_refuses_other_dtypes():
     with pytest.raises(ValueError, match="autocast: dtype must be bfloat16 or float16, got "
                                          "float32"):
         dp.autocast(dtype=dp.float32)
-    with pytest.raises(TypeError, match="autocast: dtype must be dparray.bfloat16 or "
-                                        "dparray.float16; unknown dtype 'half'"):
+    with pytest.raises(TypeError, match=r"autocast: dtype must be dparray\.bfloat16 or "
+                                        r"dparray\.float16; unknown dtype 'half'"):
         dp.autocast(dtype="half")
     with pytest.raises(TypeError, match="enabled"):
         dp.autocast(enabled="yes")

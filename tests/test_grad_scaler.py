@@ -97,7 +97,7 @@ def test_refusals_change_nothing():
     scaler = GradScaler(init_scale=8.0, growth_interval=1)
     grads = scaler.scale(_loss(model)).backward()
     before = scaler.state_dict()
-    with pytest.raises(TypeError, match="GradScaler.step needs an optimizer"):
+    with pytest.raises(TypeError, match=r"GradScaler\.step needs an optimizer"):
         scaler.step(grads, opt)
     with pytest.raises(TypeError, match="needs the Gradients that backward"):
         scaler.step(opt, {})
@@ -170,7 +170,7 @@ def test_checkpoints_keep_the_scaler(tmp_path):
     with pytest.raises(ValueError, match="has no scaler state"):
         dp.load_checkpoint(path, model=model, scaler=restored)
     dp.load_checkpoint(path, model=model)  # and without asking, as before
-    with pytest.raises(TypeError, match="scaler must be a dparray.amp.GradScaler"):
+    with pytest.raises(TypeError, match=r"scaler must be a dparray\.amp\.GradScaler"):
         dp.save_checkpoint(path, model=model, scaler=opt)
 
 

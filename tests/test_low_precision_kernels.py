@@ -100,10 +100,8 @@ def _check_product(got, a, b, dtype, wide=False):
     expected = _reference(a, b)
     assert got.dtype == (np.float32 if wide else dtype) and got.shape == expected.shape
     scale = max(1.0, float(np.abs(expected).max()))
-    if wide:  # float32 accumulation: about k float32 ulps
-        tolerance = 1e-6 * a.shape[-1] * scale
-    else:  # then rounded once to the low-precision dtype
-        tolerance = float(np.finfo(dtype).eps) * scale
+    # wide: float32 accumulation, about k float32 ulps; else rounded once to the dtype
+    tolerance = (1e-6 * a.shape[-1] if wide else float(np.finfo(dtype).eps)) * scale
     assert float(np.abs(got.astype(np.float64) - expected).max()) <= tolerance
 
 
