@@ -277,7 +277,7 @@ def test_autocast_on_a_backend_without_the_dtype_is_refused_by_name():
 # ------------------------------------------------------------------------ against PyTorch
 def _fixture_cases():
     with safe_open(str(FIXTURES), "np") as f:
-        return json.loads(f.metadata()["cases"])
+        return json.loads(f.metadata()["autocast_cases"])
 
 
 def _torch_call(case, inputs):

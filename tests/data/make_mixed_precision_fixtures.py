@@ -9,9 +9,10 @@ Made with PyTorch 2.13.0 (CPU). The file holds:
   smallest subnormal, the largest finite value, infinities, NaN, values that round -- as
   PyTorch stores them, and ``exchange/<dtype>.float32``: PyTorch's float32 copies of them.
 * ``<case>/in.<i>``: each op's inputs (float32, or int64 for targets), and ``<case>/out``:
-  PyTorch's output, stored in the dtype PyTorch returned. The metadata ``cases`` (JSON) gives
-  each case's op, autocast dtype, keyword arguments, which inputs were first rounded to the
-  low-precision dtype (as a product's output would be), and how PyTorch computed it:
+  PyTorch's output, stored in the dtype PyTorch returned. The metadata ``autocast_cases``
+  (JSON; not ``cases``, which marks the layer fixtures' layout) gives each case's op, autocast
+  dtype, keyword arguments, which inputs were first rounded to the low-precision dtype (as a
+  product's output would be), and how PyTorch computed it:
 
   - ``"autocast"``: under ``torch.autocast("cpu", dtype=...)`` -- the products (PyTorch's
     lower-precision list), the losses and ``prod`` (its float32 list), and ops in neither list
@@ -197,8 +198,8 @@ def main() -> None:
             described.append({"key": key, "op": case["op"], "dtype": name,
                               "kwargs": case["kwargs"], "low": case["low"], "how": case["how"],
                               "inputs": len(inputs)})
-    metadata = {"cases": json.dumps(described), "grad_scaler": json.dumps(grad_scaler_schedule()),
-                "torch": torch.__version__}
+    metadata = {"autocast_cases": json.dumps(described),
+                "grad_scaler": json.dumps(grad_scaler_schedule()), "torch": torch.__version__}
     save_file(tensors, HERE / "mixed_precision.safetensors", metadata=metadata)
 
 
