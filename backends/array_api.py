@@ -18,6 +18,7 @@ from dparray.backend import BackendUnavailableError, RandomGenerator
 
 from ._erf import erf as _generic_erf
 from ._host_random import HostRandom
+from ._quiet import silencer
 
 
 class ArrayAPIBackend:
@@ -29,6 +30,10 @@ class ArrayAPIBackend:
         >>> backend.to_numpy(backend.asarray([1.0, 2.0])).tolist()
         [1.0, 2.0]
     """
+
+    quiet_math: Any = silencer()
+    """NumPy's floating-point warnings off during dparray's ops: namespaces that compute with
+    NumPy underneath (NumPy's, array_api_strict) warn through it."""
 
     def __init__(self, xp: Any, name: str) -> None:
         self.xp = xp
@@ -47,7 +52,11 @@ class ArrayAPIBackend:
         return self.xp.asarray(data, dtype=dtype)
 
     def to_numpy(self, array: Any) -> np.ndarray:
-        return np.asarray(array)
+        try:
+            return np.asarray(array)
+        except RuntimeError:  # on a device NumPy cannot read (array_api_strict's "device1"):
+            info = self.xp.__array_namespace_info__()  # through the default one
+            return np.asarray(self.xp.asarray(array, device=info.default_device()))
 
     def random(self, seed: int) -> RandomGenerator:
         return HostRandom(seed, self.asarray)

@@ -6,7 +6,9 @@ The public surface, re-exported from the modules that define it. Start with
 
 from importlib import metadata as _metadata
 
+from dparray import accelerator as accelerator
 from dparray import amp as amp
+from dparray import cuda as cuda
 from dparray import data as data
 from dparray import distributed as distributed
 from dparray import nn as nn
@@ -31,9 +33,12 @@ from dparray.checkpoint import Checkpoint as Checkpoint
 from dparray.checkpoint import load_checkpoint as load_checkpoint
 from dparray.checkpoint import save_checkpoint as save_checkpoint
 from dparray.creation import arange as arange
+from dparray.creation import empty as empty
+from dparray.creation import empty_like as empty_like
 from dparray.creation import eye as eye
 from dparray.creation import from_dlpack as from_dlpack
 from dparray.creation import full as full
+from dparray.creation import full_like as full_like
 from dparray.creation import linspace as linspace
 from dparray.creation import ones as ones
 from dparray.creation import ones_like as ones_like
@@ -43,19 +48,27 @@ from dparray.creation import randperm as randperm
 from dparray.creation import tensor as tensor
 from dparray.creation import zeros as zeros
 from dparray.creation import zeros_like as zeros_like
+from dparray.devices import device as device
 from dparray.dtypes import DType as DType
 from dparray.dtypes import bfloat16 as bfloat16
 from dparray.dtypes import bool_ as bool
 from dparray.dtypes import float16 as float16
+from dparray.dtypes import float16 as half  # PyTorch's names (dtypes.TORCH_ALIASES)
+from dparray.dtypes import float32 as float
 from dparray.dtypes import float32 as float32
+from dparray.dtypes import float64 as double
 from dparray.dtypes import float64 as float64
 from dparray.dtypes import get_default_dtype as get_default_dtype
 from dparray.dtypes import int8 as int8
 from dparray.dtypes import int16 as int16
+from dparray.dtypes import int16 as short
+from dparray.dtypes import int32 as int
 from dparray.dtypes import int32 as int32
 from dparray.dtypes import int64 as int64
+from dparray.dtypes import int64 as long
 from dparray.dtypes import set_default_dtype as set_default_dtype
 from dparray.dtypes import uint8 as uint8
+from dparray.generator import Generator as Generator
 from dparray.gradients import Gradients as Gradients
 from dparray.io import load as load
 from dparray.io import save as save
@@ -65,6 +78,13 @@ from dparray.parallel import DataParallel as DataParallel
 from dparray.precision import autocast as autocast
 from dparray.random import fork_rng as fork_rng
 from dparray.random import manual_seed as manual_seed
+from dparray.sampling import bernoulli as bernoulli
+from dparray.sampling import multinomial as multinomial
+from dparray.sampling import normal as normal
+from dparray.sampling import rand_like as rand_like
+from dparray.sampling import randint as randint
+from dparray.sampling import randint_like as randint_like
+from dparray.sampling import randn_like as randn_like
 from dparray.tensor import Tensor as Tensor
 
 setattr(nn, "DataParallel", DataParallel)  # noqa: B010 - torch.nn's place for it too, which nn
@@ -98,6 +118,26 @@ __all__ = [
     "int64",
     "set_default_dtype",
     "uint8",
+    "double",
+    "float",
+    "half",
+    "int",
+    "long",
+    "short",
+    "device",
+    "accelerator",
+    "cuda",
+    "Generator",
+    "bernoulli",
+    "multinomial",
+    "normal",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn_like",
+    "empty",
+    "empty_like",
+    "full_like",
     "Tensor",
     "Function",
     "enable_grad",

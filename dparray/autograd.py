@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from operator import attrgetter
 from typing import Any, TypeAlias
 
+from dparray.backend import quiet_math
 from dparray.dtypes import low_precision_natives
 from dparray.gradients import Gradients
 from dparray.tensor import Tensor, from_op
@@ -157,13 +158,22 @@ class Function:
         self.backend = backend
         self.xp = backend.xp  # the array-API namespace forward and backward compute with
         self.saved = ()
-        if tracked and _grad_enabled.get():
+        recorded = tracked and _grad_enabled.get()
+        if recorded:
             self.parents = parents  # set before forward: needs_grad() reads it
+        quiet = quiet_math(backend)  # IEEE results without NumPy's warnings, as PyTorch
+        if quiet is None:
             out = self.forward(*arrays)
+        else:
+            token = quiet[0]()
+            try:
+                out = self.forward(*arrays)
+            finally:
+                quiet[1](token)
+        if recorded:
             self.inputs_meta = metas
             self.sequence = next(_creation_order)
             return from_op(out, backend, self)
-        out = self.forward(*arrays)
         self.saved = ()
         return from_op(out, backend, None)
 
@@ -237,7 +247,20 @@ def backward(root: Tensor, grad: Tensor | None = None, *,
 def propagate(order: list[Function], pending: dict[Function, Any], retain_graph: bool,
               stop_below: int = -1) -> dict[Function | Tensor, Any]:
     """Run each node's backward in ``order``, passing gradients down its edges; return the
-    gradients that reach variables, or nodes numbered below ``stop_below`` (not run)."""
+    gradients that reach variables, or nodes numbered below ``stop_below`` (not run). The
+    backend's warnings about IEEE special values are off throughout (``quiet_math``)."""
+    quiet = quiet_math(order[0].backend) if order else None
+    if quiet is None:
+        return _propagate(order, pending, retain_graph, stop_below)
+    token = quiet[0]()
+    try:
+        return _propagate(order, pending, retain_graph, stop_below)
+    finally:
+        quiet[1](token)
+
+
+def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph: bool,
+               stop_below: int) -> dict[Function | Tensor, Any]:
     reached: dict[Function | Tensor, Any] = {}
     for node in order:
         grad_out = pending.pop(node, None)

@@ -128,6 +128,12 @@ class OptionalMembers(Protocol):
     * ``to_device_async(host)``: a NumPy array ``host`` as an array of this backend, and a
       ``ready()`` to call before that array is first used; the copy may run in the background
       (CuPy: pinned memory and a stream of its own). Default: ``asarray(host)``, ready at once.
+    * ``quiet_math``: a pair ``(enter, leave)``, or None: ``token = enter()`` turns off the
+      library's warnings about IEEE special values (NumPy's "divide by zero encountered")
+      until ``leave(token)``; every op's forward and every backward pass run between them, so
+      ``log(0)`` is ``-inf`` without a word, as in PyTorch. A pair of plain functions rather
+      than a context manager because it runs around every op. Default: None (nothing to turn
+      off).
     * ``extra_dtypes``: native dtypes, by dparray's name, that the namespace ``xp`` does not
       name itself (NumPy's ``bfloat16`` comes from ``ml_dtypes``). Default: none.
     """
@@ -141,6 +147,7 @@ class OptionalMembers(Protocol):
 
     def to_device_async(self, host: Any) -> tuple[Any, Callable[[], None]]: ...
 
+    quiet_math: tuple[Callable[[], Any], Callable[[Any], None]] | None
     @property
     def extra_dtypes(self) -> Mapping[str, Any]: ...
 
@@ -176,6 +183,11 @@ def to_device_async(backend: Backend, host: Any) -> tuple[Any, Callable[[], None
         return backend.asarray(host), _ready_now
     array, ready = member(host)
     return array, ready
+
+
+def quiet_math(backend: Backend) -> tuple[Callable[[], Any], Callable[[Any], None]] | None:
+    """``backend.quiet_math``, or None."""
+    return getattr(backend, "quiet_math", None)
 
 
 def _ready_now() -> None:

@@ -1,9 +1,10 @@
 """Factories: tensors from data, constants, ranges and random draws.
 
-Every factory takes ``dtype`` (a dparray dtype, its name, or a native dtype), ``backend`` (name
-or object; the current backend when omitted) and ``requires_grad``. Python floats become the
-default floating dtype (float32 unless changed); an array that has a dtype keeps it, so a
-float64 NumPy array stays float64.
+Every factory takes ``dtype`` (a dparray dtype, its name, or a native dtype), ``device``
+(PyTorch's: ``"cpu"``, ``"cuda:1"``, a ``dparray.device``; see ``dparray/devices.py``) or
+``backend`` (name or object; the current backend when both are omitted) and
+``requires_grad``. Python floats become the default floating dtype (float32 unless changed);
+an array that has a dtype keeps it, so a float64 NumPy array stays float64.
 """
 
 from __future__ import annotations
@@ -11,15 +12,16 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from dparray import devices as _devices
 from dparray import dtypes as _dtypes
-from dparray import random as _random
-from dparray._checks import check_bool, check_int, check_number, describe
+from dparray._checks import check_bool, check_int, check_number, check_tensor, describe
 from dparray.backend import Backend, get_backend
+from dparray.generator import Generator, stream
 from dparray.tensor import Tensor
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
-           backend: str | Backend | None = None) -> Tensor:
+           backend: str | Backend | None = None, *, device: Any = None) -> Tensor:
     """A tensor holding ``data`` (nested lists, a number, a NumPy or other backend array).
 
     Data that cannot be a dparray tensor is refused with its reason: a TypeError for values
@@ -34,11 +36,13 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
         ((1, 2), dparray.float32, True)
     """
     if isinstance(data, Tensor):
-        target = get_backend(backend) if backend is not None else data.backend
-        source = data.detach() if target is data.backend else data.detach().to(target)
+        source = data.detach()
+        if backend is not None or device is not None:
+            target, _ = _placed(backend, device, "tensor")
+            source = source.to(target if device is None else device)
         result = source if dtype is None else source.astype(dtype)
-        return _finish(Tensor(result.data, target), requires_grad)
-    target = get_backend(backend)
+        return _finish(Tensor(result.data, result.backend), requires_grad)
+    target, place = _placed(backend, device, "tensor")
     native = None if dtype is None else _dtypes.native_dtype(target, dtype)
     if not _is_array_like(data):
         problem = _python_data_problem(data, int64_only=dtype is None)
@@ -47,27 +51,41 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False,
     array = _convert(target, data, native)
     if dtype is None and not hasattr(data, "dtype"):
         array = _with_default_float(target, array)
-    return _finish(Tensor(array, target), requires_grad)
+    return _finish(Tensor(_devices.on_device(target, array, place), target), requires_grad)
 
 
 def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False,
-          backend: str | Backend | None = None) -> Tensor:
+          backend: str | Backend | None = None, device: Any = None) -> Tensor:
     """A tensor of zeros; ``zeros(2, 3)`` and ``zeros((2, 3))`` alike."""
     size = _shape(shape, "zeros")
-    target, native = _target(backend, dtype)
-    return _finish(Tensor(target.xp.zeros(size, dtype=native), target), requires_grad)
+    target, native, place = _target(backend, dtype, device, "zeros")
+    return _finish(Tensor(target.xp.zeros(size, dtype=native, device=place), target),
+                   requires_grad)
 
 
 def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False,
-         backend: str | Backend | None = None) -> Tensor:
+         backend: str | Backend | None = None, device: Any = None) -> Tensor:
     """A tensor of ones; ``ones(2, 3)`` and ``ones((2, 3))`` alike."""
     size = _shape(shape, "ones")
-    target, native = _target(backend, dtype)
-    return _finish(Tensor(target.xp.ones(size, dtype=native), target), requires_grad)
+    target, native, place = _target(backend, dtype, device, "ones")
+    return _finish(Tensor(target.xp.ones(size, dtype=native, device=place), target),
+                   requires_grad)
+
+
+def empty(*shape: Any, dtype: Any = None, requires_grad: bool = False,
+          backend: str | Backend | None = None, device: Any = None) -> Tensor:
+    """PyTorch's ``empty``: a tensor of ``shape`` whose values are not meant to be read. Its
+    values are zeros (dparray never hands out uninitialised memory: arrays are not written
+    into later, so it would only save one fill, and would make results depend on garbage)."""
+    size = _shape(shape, "empty")
+    target, native, place = _target(backend, dtype, device, "empty")
+    return _finish(Tensor(target.xp.zeros(size, dtype=native, device=place), target),
+                   requires_grad)
 
 
 def full(shape: Any, fill_value: float | int | bool, dtype: Any = None,
-         requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
+         requires_grad: bool = False, backend: str | Backend | None = None, *,
+         device: Any = None) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value`` (its dtype follows the value).
 
     A value that ``dtype`` cannot hold is a ValueError rather than a silent wrap-around:
@@ -81,25 +99,44 @@ def full(shape: Any, fill_value: float | int | bool, dtype: Any = None,
     size = _shape((shape,), "full")
     if dtype is None:
         dtype = _scalar_dtype(fill_value, "fill_value", "full")
-    target, native = _target(backend, dtype)
+    target, native, place = _target(backend, dtype, device, "full")
     value = _dtypes.as_scalar(fill_value, _dtypes.from_native(target, native), "fill_value",
                               "full")
-    array = target.xp.full(size, value, dtype=native)
+    array = target.xp.full(size, value, dtype=native, device=place)
     return _finish(Tensor(array, target), requires_grad)
 
 
-def zeros_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """Zeros of ``x``'s shape, dtype and backend."""
-    return zeros(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad, backend=x.backend)
+def zeros_like(x: Tensor, dtype: Any = None, requires_grad: bool = False, *,
+               device: Any = None) -> Tensor:
+    """Zeros of ``x``'s shape, dtype and device (unless given)."""
+    check_tensor(x, "x", "zeros_like")
+    return zeros(x.shape, **_like(x, dtype, device), requires_grad=requires_grad)
 
 
-def ones_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """Ones of ``x``'s shape, dtype and backend."""
-    return ones(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad, backend=x.backend)
+def ones_like(x: Tensor, dtype: Any = None, requires_grad: bool = False, *,
+              device: Any = None) -> Tensor:
+    """Ones of ``x``'s shape, dtype and device (unless given)."""
+    check_tensor(x, "x", "ones_like")
+    return ones(x.shape, **_like(x, dtype, device), requires_grad=requires_grad)
+
+
+def empty_like(x: Tensor, dtype: Any = None, requires_grad: bool = False, *,
+               device: Any = None) -> Tensor:
+    """``empty`` of ``x``'s shape, dtype and device (unless given): zeros."""
+    check_tensor(x, "x", "empty_like")
+    return empty(x.shape, **_like(x, dtype, device), requires_grad=requires_grad)
+
+
+def full_like(x: Tensor, fill_value: float | int | bool, dtype: Any = None,
+              requires_grad: bool = False, *, device: Any = None) -> Tensor:
+    """``fill_value`` in ``x``'s shape, with ``x``'s dtype and device (unless given)."""
+    check_tensor(x, "x", "full_like")
+    return full(x.shape, fill_value, **_like(x, dtype, device), requires_grad=requires_grad)
 
 
 def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any = None,
-           requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
+           requires_grad: bool = False, backend: str | Backend | None = None, *,
+           device: Any = None) -> Tensor:
     """Evenly spaced values in ``[start, stop)``; int64 for ints, the default float otherwise.
 
     ``step`` must not be zero, and the bounds and step must be finite numbers.
@@ -113,13 +150,14 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
     if dtype is None:
         integral = all(hasattr(v, "__index__") for v in (start, stop, step))
         dtype = _dtypes.int64 if integral else _dtypes.get_default_dtype()
-    target, native = _target(backend, dtype)
-    array = target.xp.arange(start, stop, step, dtype=native)
+    target, native, place = _target(backend, dtype, device, "arange")
+    array = target.xp.arange(start, stop, step, dtype=native, device=place)
     return _finish(Tensor(array, target), requires_grad)
 
 
 def eye(n_rows: int, n_cols: int | None = None, *, k: int = 0, dtype: Any = None,
-        requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
+        requires_grad: bool = False, backend: str | Backend | None = None,
+        device: Any = None) -> Tensor:
     """An ``n_rows x n_cols`` matrix (square when ``n_cols`` is None) with ones on diagonal
     ``k`` (0 the main one, positive above it) and zeros elsewhere: PyTorch's ``eye(n, m)``
     with the array API's ``k``. The default float dtype unless ``dtype`` says otherwise.
@@ -132,13 +170,14 @@ def eye(n_rows: int, n_cols: int | None = None, *, k: int = 0, dtype: Any = None
     rows = check_int(n_rows, "n_rows", "eye", minimum=0)
     columns = rows if n_cols is None else check_int(n_cols, "n_cols", "eye", minimum=0)
     k = check_int(k, "k", "eye")
-    target, native = _target(backend, dtype)
-    array = target.xp.eye(rows, columns, k=k, dtype=native)
+    target, native, place = _target(backend, dtype, device, "eye")
+    array = target.xp.eye(rows, columns, k=k, dtype=native, device=place)
     return _finish(Tensor(array, target), requires_grad)
 
 
 def linspace(start: float, stop: float, num: int, *, endpoint: bool = True, dtype: Any = None,
-             requires_grad: bool = False, backend: str | Backend | None = None) -> Tensor:
+             requires_grad: bool = False, backend: str | Backend | None = None,
+             device: Any = None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop``, ``stop`` included unless
     ``endpoint=False`` (the array API's ``linspace``; PyTorch calls ``num`` ``steps``). A
     floating dtype: the default one unless ``dtype`` says otherwise.
@@ -152,40 +191,49 @@ def linspace(start: float, stop: float, num: int, *, endpoint: bool = True, dtyp
     stop = check_number(stop, "stop", "linspace")
     num = check_int(num, "num", "linspace", minimum=0)
     endpoint = check_bool(endpoint, "endpoint", "linspace")
-    target, native = _target(backend, dtype)
+    target, native, place = _target(backend, dtype, device, "linspace")
     if not _dtypes.from_native(target, native).is_floating:
         raise TypeError(f"linspace: dtype must be a floating dtype, got {describe(dtype)}")
-    array = target.xp.linspace(start, stop, num, dtype=native, endpoint=endpoint)
+    array = target.xp.linspace(start, stop, num, dtype=native, endpoint=endpoint, device=place)
     return _finish(Tensor(array, target), requires_grad)
 
 
 def randn(*shape: Any, dtype: Any = None, seed: int | None = None, requires_grad: bool = False,
-          backend: str | Backend | None = None) -> Tensor:
-    """Standard normal samples; from ``seed`` when given, else from the current stream."""
+          backend: str | Backend | None = None, device: Any = None,
+          generator: Generator | None = None) -> Tensor:
+    """Standard normal samples; from ``generator`` or ``seed`` when given, else from the
+    current stream."""
     size = _shape(shape, "randn")
-    target, native = _target(backend, dtype)
+    target, native, place = _target(backend, dtype, device, "randn")
     _require_floating(target, native, "randn")
-    array = _generator(target, seed, "randn").normal(size, native)
-    return _finish(Tensor(array, target), requires_grad)
+    array = stream(target, generator, seed, "randn").normal(size, native)
+    return _finish(Tensor(_devices.on_device(target, array, place), target), requires_grad)
 
 
 def rand(*shape: Any, dtype: Any = None, seed: int | None = None, requires_grad: bool = False,
-         backend: str | Backend | None = None) -> Tensor:
-    """Uniform samples from ``[0, 1)``; from ``seed`` when given, else the current stream."""
-    size = _shape(shape, "rand")
-    target, native = _target(backend, dtype)
-    _require_floating(target, native, "rand")
-    array = _generator(target, seed, "rand").uniform(size, native)
-    return _finish(Tensor(array, target), requires_grad)
-
-
-def randperm(n: int, seed: int | None = None,
-             backend: str | Backend | None = None) -> Tensor:
-    """A random permutation of ``0 .. n-1`` (int64); from ``seed`` when given, else the
+         backend: str | Backend | None = None, device: Any = None,
+         generator: Generator | None = None) -> Tensor:
+    """Uniform samples from ``[0, 1)``; from ``generator`` or ``seed`` when given, else the
     current stream."""
+    size = _shape(shape, "rand")
+    target, native, place = _target(backend, dtype, device, "rand")
+    _require_floating(target, native, "rand")
+    array = stream(target, generator, seed, "rand").uniform(size, native)
+    return _finish(Tensor(_devices.on_device(target, array, place), target), requires_grad)
+
+
+def randperm(n: int, seed: int | None = None, backend: str | Backend | None = None, *,
+             generator: Generator | None = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise); from
+    ``generator`` or ``seed`` when given, else the current stream."""
     n = check_int(n, "n", "randperm", minimum=0)
-    target = get_backend(backend)
-    return Tensor(_generator(target, seed, "randperm").permutation(n), target)
+    target, native, place = _target(backend, _dtypes.int64 if dtype is None else dtype,
+                                    device, "randperm")
+    array = stream(target, generator, seed, "randperm").permutation(n)
+    if array.dtype != native:
+        array = target.xp.astype(array, native)
+    return _finish(Tensor(_devices.on_device(target, array, place), target), requires_grad)
 
 
 def from_dlpack(x: Any, backend: str | Backend | None = None) -> Tensor:
@@ -196,10 +244,30 @@ def from_dlpack(x: Any, backend: str | Backend | None = None) -> Tensor:
     return Tensor(array, target)
 
 
-def _target(backend: str | Backend | None, dtype: Any) -> tuple[Backend, Any]:
-    target = get_backend(backend)
+def _placed(backend: str | Backend | None, device: Any, where: str) -> tuple[Backend, Any]:
+    """The backend and native device of ``backend=`` and ``device=`` (either may be left
+    out: the current backend and its default device; both must agree when both are given)."""
+    if device is None:
+        return get_backend(backend), None
+    target, place = _devices.placement(device, where)
+    if backend is not None and get_backend(backend) is not target:
+        raise ValueError(f"{where}: backend={get_backend(backend).name!r} and device="
+                         f"{str(_devices.as_device(device))!r} disagree; give one of them")
+    return target, place
+
+
+def _target(backend: str | Backend | None, dtype: Any, device: Any,
+            where: str) -> tuple[Backend, Any, Any]:
+    """The backend, native dtype and native device (None: the default) of a factory call."""
+    target, place = _placed(backend, device, where)
     return target, _dtypes.native_dtype(target, _dtypes.get_default_dtype() if dtype is None
-                                        else dtype)
+                                        else dtype), place
+
+
+def _like(x: Tensor, dtype: Any, device: Any) -> dict[str, Any]:
+    """The dtype and device arguments of a ``*_like`` factory: ``x``'s unless given."""
+    return {"dtype": x.dtype if dtype is None else dtype,
+            "device": x.device if device is None else device}
 
 
 def _shape(args: tuple[Any, ...], where: str) -> tuple[int, ...]:
@@ -301,12 +369,6 @@ def _with_default_float(backend: Backend, array: Any) -> Any:
 def _require_floating(backend: Backend, native: Any, op: str) -> None:
     if not _dtypes.from_native(backend, native).is_floating:
         raise TypeError(f"{op} draws floating values; got dtype {native}")
-
-
-def _generator(backend: Backend, seed: int | None, where: str) -> Any:
-    if seed is None:
-        return _random.generator(backend)
-    return backend.random(_random.check_seed(seed, where))
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:

@@ -41,6 +41,11 @@ class DType:
     def is_floating(self) -> bool:
         return self.kind == "float"
 
+    @property
+    def is_floating_point(self) -> bool:
+        """PyTorch's name for ``is_floating``."""
+        return self.kind == "float"
+
 
 bool_ = DType("bool", "bool")
 int8 = DType("int8", "int")
@@ -59,6 +64,13 @@ ALL_DTYPES: dict[str, DType] = {
 }
 LOW_PRECISION = (bfloat16, float16)
 """The floating dtypes narrower than float32, which products accumulate in float32."""
+
+TORCH_ALIASES: dict[str, DType] = {
+    "long": int64, "int": int32, "short": int16, "half": float16, "float": float32,
+    "double": float64, "bool": bool_,
+}
+"""PyTorch's other names for these dtypes (``torch.long`` is int64, ``torch.float`` float32,
+...); ``dparray`` exports each under its PyTorch name (``dparray.long``)."""
 
 _default_float = float32
 _tables: dict[Backend, _Table] = {}

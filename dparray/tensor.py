@@ -6,7 +6,9 @@ it, ``grad_fn``), or a *constant*. ``loss.backward()`` returns the gradients of 
 the loss depends on; nothing is stored on the tensors themselves.
 
 dparray never mutates an array in place: ops and optimizers make new arrays, so a tensor's data
-can be shared (``detach``, ``freeze``) without copying.
+can be shared (``detach``, ``freeze``) without copying. Item assignment, ``x[key] = v``, keeps
+that rule: it rebinds ``x`` to a new value (a copy with the entries replaced, recorded in the
+graph as an index-put), and the tensors computed from ``x`` before stay as they were.
 
 This module is the data model and nothing else: it imports neither the ops nor the engine. The
 operators (``a + b``, ``x[key]``), the methods that mirror ops (``x.sum()``, ``x.reshape(...)``)
@@ -21,6 +23,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from dparray import devices as _devices
 from dparray import dtypes as _dtypes
 from dparray._checks import normalize_axis
 from dparray.backend import Backend, get_backend
@@ -81,8 +84,20 @@ class Tensor(TensorMethods):
         return _dtypes.dtype_of(self.backend, self.data)
 
     @property
-    def device(self) -> Any:
-        return self.data.device
+    def device(self) -> _devices.device:
+        """Where the data lives, in PyTorch's words: ``device(type='cpu')`` on NumPy,
+        ``cuda:N`` on CuPy, the backend's name elsewhere (``dparray/devices.py``)."""
+        return _devices.device_of(self.backend, self.data)
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether the data is on a CUDA device (the CuPy backend)."""
+        return _devices.TYPE_OF_BACKEND.get(self.backend.name) == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the data is NumPy's, on the host."""
+        return _devices.TYPE_OF_BACKEND.get(self.backend.name) == "cpu"
 
     @property
     def grad_fn(self) -> Function | None:
@@ -192,6 +207,16 @@ class Tensor(TensorMethods):
         extra += f", grad_fn={type(self._node).__name__}" if self._node is not None else ""
         return f"tensor({body}, dtype={self.dtype.name}, backend={self.backend.name}{extra})"
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its value (``f"{loss:.4f}"``); other tensors only without
+        a format spec, as in PyTorch."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if not spec:
+            return str(self)
+        raise TypeError(f"unsupported format string {spec!r} for a tensor of shape "
+                        f"{self.shape}: only 0-d tensors take one (format t.item() or t.tolist())")
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -249,13 +274,20 @@ class Tensor(TensorMethods):
         memo[id(self)] = copied
         return copied
 
+    def rebind(self, value: Tensor, *, keep_graph: bool = False) -> None:
+        """Make this tensor object hold ``value``'s data and, unless ``keep_graph``, its place
+        in the graph: what item assignment does (``dparray.index_put_``). The old data is
+        left as it was, so tensors that shared it or were computed from it do not change.
+        A variable stays the same variable (its data replaced)."""
+        if value.backend is not self.backend:
+            raise ValueError(f"rebind: the value is on backend {value.backend.name!r}, the "
+                             f"tensor on {self.backend.name!r}")
+        self.data = value.data
+        if not keep_graph and not self._is_variable:
+            self._node = value._node
+
     def _copy_with(self, data: Any) -> Tensor:
         return Tensor(data, self.backend, is_variable=self._is_variable)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        raise TypeError(
-            "dparray tensors are immutable; build a new one, e.g. with dparray.where(mask, a, b)"
-        )
 
 
 def from_op(data: Any, backend: Backend, node: Function | None) -> Tensor:

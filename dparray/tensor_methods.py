@@ -8,13 +8,16 @@ Every method here only forwards; the op's own docstring says what it computes.
 
 from __future__ import annotations
 
+import builtins
+import inspect
 from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from dparray import devices as _devices
 from dparray import dtypes as _dtypes
-from dparray._checks import TensorBase
-from dparray.backend import get_backend
+from dparray._aliases import torch_names
+from dparray._checks import TensorBase, check_int, normalize_axis
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -37,22 +40,100 @@ class _Unbound:
 
 _ops: Any = _Unbound()
 _backward: Callable[..., Gradients] = _Unbound()
+_creation: Any = _Unbound()
 
 
-def bind(ops: ModuleType, backward: Callable[..., Gradients]) -> None:
-    """Connect the forwarders to the ops package and the engine (``dparray.ops`` calls it)."""
-    global _ops, _backward
+def bind(ops: ModuleType, backward: Callable[..., Gradients],
+         creation: ModuleType | None = None) -> None:
+    """Connect the forwarders to the ops package, the engine and the factories (for
+    ``new_zeros`` and its kin); ``dparray.ops`` calls it."""
+    global _ops, _backward, _creation
     _ops, _backward = ops, backward
+    if creation is not None:
+        _creation = creation
 
 
-class TensorMethods(TensorBase):
+class _Conversions(TensorBase):
+    """PyTorch's dtype methods (``x.float()``, ``x.long()``, ``x.type(...)``), kept in a class
+    of their own: their names (``int``, ``float``, ``bool``, ``type``) would hide the builtins
+    from the annotations of the class that defines them."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # defined by TensorMethods and Tensor
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
+
+        @property
+        def is_cuda(self) -> builtins.bool: ...
+
+        @property
+        def dtype(self) -> _dtypes.DType: ...
+
+    def type(self, dtype: Any = None) -> Any:
+        """Without an argument, PyTorch's name of the tensor's type (``"dparray.FloatTensor"``;
+        ``"dparray.cuda.FloatTensor"`` on CUDA); with one, this tensor cast to that dtype (a
+        dtype, its name, or a type name such as ``"torch.DoubleTensor"``)."""
+        if dtype is None:
+            prefix = "dparray.cuda" if self.is_cuda else "dparray"
+            return f"{prefix}.{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}"
+        if isinstance(dtype, str) and dtype not in _dtypes.ALL_DTYPES:
+            dtype = _dtype_of_type_name(dtype)
+        return self.to(dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """This tensor cast to ``other``'s dtype."""
+        return self.to(other.dtype)
+
+    def float(self) -> Tensor:
+        """Cast to float32 (PyTorch's ``torch.float``)."""
+        return self.to(_dtypes.float32)
+
+    def double(self) -> Tensor:
+        """Cast to float64."""
+        return self.to(_dtypes.float64)
+
+    def half(self) -> Tensor:
+        """Cast to float16."""
+        return self.to(_dtypes.float16)
+
+    def long(self) -> Tensor:
+        """Cast to int64."""
+        return self.to(_dtypes.int64)
+
+    def int(self) -> Tensor:
+        """Cast to int32."""
+        return self.to(_dtypes.int32)
+
+    def short(self) -> Tensor:
+        """Cast to int16."""
+        return self.to(_dtypes.int16)
+
+    def byte(self) -> Tensor:
+        """Cast to uint8."""
+        return self.to(_dtypes.uint8)
+
+    def bool(self) -> Tensor:
+        """Cast to bool (non-zero is True)."""
+        return self.to(_dtypes.bool_)
+
+
+
+class TensorMethods(_Conversions):
     """The operators, ``backward``, ``to``/``astype`` and the op methods of ``Tensor``."""
 
     __slots__ = ()
 
-    if TYPE_CHECKING:  # defined by Tensor; declared for the forwarders that read it
+    if TYPE_CHECKING:  # defined by Tensor; declared for the forwarders that read them
         @property
         def ndim(self) -> int: ...
+
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+
+        @property
+        def device(self) -> _devices.device: ...
+
+        def elem_count(self) -> int: ...
 
     # ---------------------------------------------------------------------- graph and dtype
     def backward(self, grad: Tensor | None = None, *, retain_graph: bool = False) -> Gradients:
@@ -63,16 +144,35 @@ class TensorMethods(TensorBase):
         """
         return _backward(self, grad, retain_graph=retain_graph)
 
-    def to(self, target: Any) -> Tensor:
-        """This tensor on another backend (by name or object), or cast to a dtype.
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """This tensor on another device, or cast to another dtype, or both, with PyTorch's
+        arguments: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` (its
+        device and dtype), ``to(device=..., dtype=..., non_blocking=..., copy=...)``.
 
-        Moving between backends is differentiable: the gradient moves back.
+        A device is a ``dparray.device``, a string (``"cpu"``, ``"cuda:1"``, a backend's name)
+        or a backend; ``non_blocking`` is accepted and has no effect. The tensor itself comes
+        back when nothing changes (unless ``copy=True``), so ``x.to(x.device)`` is ``x``.
+        Moving is differentiable: the gradient moves back.
         """
-        if isinstance(target, _dtypes.DType) or (
-            isinstance(target, str) and target in _dtypes.ALL_DTYPES
-        ):
-            return self.astype(target)
-        return _ops.to_backend(self, get_backend(target))
+        target, dtype, copy = _devices.parse_to(args, kwargs, "Tensor.to")
+        out: Any = self
+        if target is not None:
+            backend, native = _devices.placement(target, "Tensor.to")
+            out = _ops.to_backend(out, backend, native)
+        if dtype is not None and _dtypes.to_dtype(dtype, out.backend) is not out.dtype:
+            out = out.astype(dtype)
+        if copy and out is self:
+            out = _ops.clone(self)
+        return out
+
+    def cpu(self) -> Tensor:
+        """This tensor on the CPU (the NumPy backend); itself when it is there."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        """This tensor on a CUDA device (the CuPy backend): the current one, or ``device``
+        (an index, ``"cuda:1"``, a ``dparray.device``); itself when it is there."""
+        return self.to(_devices.cuda_device(device, "Tensor.cuda"), non_blocking=non_blocking)
 
     def astype(self, dtype: Any) -> Tensor:
         """This tensor cast to ``dtype``; differentiable between floating dtypes."""
@@ -511,6 +611,154 @@ class TensorMethods(TensorBase):
     def matmul(self, other: Any) -> Tensor:
         return _ops.matmul(self, other)
 
+    # --------------------------------------------------------- PyTorch's Tensor methods
+    def contiguous(self) -> Self:
+        """Itself: dparray's arrays have no strides to make contiguous."""
+        return self
+
+    def is_contiguous(self) -> bool:
+        """True: dparray's arrays have no strides (see ``contiguous``)."""
+        return True
+
+    def t(self) -> Tensor:
+        """A 2-D tensor transposed; a 0-d or 1-d tensor itself, as PyTorch's ``t()``."""
+        if self.ndim > 2:
+            raise ValueError(f"t() expects a tensor of at most 2 dimensions, got {self.ndim}; "
+                             "use transpose(axis0, axis1) or .mT")
+        return _ops.transpose(self, 0, 1) if self.ndim == 2 else self  # type: ignore[return-value]
+
+    def narrow(self, axis: int, start: Any, length: int) -> Tensor:
+        """``length`` entries along ``axis`` from ``start`` (negative: from the end), as
+        PyTorch's ``narrow(dim, start, length)``; differentiable."""
+        axis = normalize_axis(axis, self.ndim, "narrow")
+        size = self.shape[axis]
+        start = check_int(start, "start", "narrow", minimum=-size, maximum=size)
+        start %= size if size else 1
+        length = check_int(length, "length", "narrow", minimum=0)
+        if start + length > size:
+            raise ValueError(f"narrow: start ({start}) + length ({length}) exceeds the size "
+                             f"{size} of axis {axis}")
+        return self[(slice(None),) * axis + (slice(start, start + length),)]
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating one."""
+        return self.dtype.is_floating
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        """Zeros of ``size``, with this tensor's dtype and device unless given."""
+        return _creation.zeros(*size, **self._like(dtype, device), requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """Ones of ``size``, with this tensor's dtype and device unless given."""
+        return _creation.ones(*size, **self._like(dtype, device), requires_grad=requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        """A tensor of ``size``, with this tensor's dtype and device unless given (its
+        values are zeros: dparray has no uninitialised memory to hand out)."""
+        return _creation.empty(*size, **self._like(dtype, device), requires_grad=requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """``fill_value`` in the shape ``size``, with this tensor's dtype and device unless
+        given."""
+        return _creation.full(size, fill_value, **self._like(dtype, device),
+                              requires_grad=requires_grad)
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
+        """A new tensor (a copy, outside any graph) holding ``data``, with this tensor's dtype
+        and device unless given."""
+        return _creation.tensor(data, **self._like(dtype, device), requires_grad=requires_grad)
+
+    def _like(self, dtype: Any, device: Any) -> dict[str, Any]:
+        return {"dtype": self.dtype if dtype is None else dtype,
+                "device": self.device if device is None else device}
+
+    def eq(self, other: Any) -> Tensor:
+        return _ops.equal(self, other)
+
+    def ne(self, other: Any) -> Tensor:
+        return _ops.not_equal(self, other)
+
+    def lt(self, other: Any) -> Tensor:
+        return _ops.less(self, other)
+
+    def le(self, other: Any) -> Tensor:
+        return _ops.less_equal(self, other)
+
+    def gt(self, other: Any) -> Tensor:
+        return _ops.greater(self, other)
+
+    def ge(self, other: Any) -> Tensor:
+        return _ops.greater_equal(self, other)
+
+    def pow(self, exponent: Any) -> Tensor:
+        return _ops.pow(self, exponent)
+
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        """``self + alpha * other``, as PyTorch's ``add``."""
+        return _ops.add(self, other if alpha == 1 else _ops.mul(other, alpha))
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        """``self - alpha * other``, as PyTorch's ``sub``."""
+        return _ops.sub(self, other if alpha == 1 else _ops.mul(other, alpha))
+
+    def mul(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def div(self, other: Any) -> Tensor:
+        return _ops.div(self, other)
+
+    def neg(self) -> Tensor:
+        return _ops.neg(self)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s shape (``reshape``; see ``view``)."""
+        return _ops.reshape(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s shape."""
+        return _ops.reshape(self, other.shape)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        """This tensor broadcast to ``other``'s shape."""
+        return _ops.expand(self, other.shape)
+
+    def nelement(self) -> int:
+        """The number of elements (``numel``)."""
+        return self.elem_count()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value``: rebinds ``x`` to a copy with those entries replaced
+        (``dparray.index_put_``); tensors computed from ``x`` before keep their values."""
+        _ops.index_put_(self, key, value)
+
+    def index_put(self, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
+        return _ops.index_put(self, indices, values, accumulate=accumulate)
+
+    def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Self:
+        _ops.index_put_(self, indices, values, accumulate=accumulate)
+        return self
+
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+               "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+               "bool": "BoolTensor"}
+_DTYPE_OF_TYPE_NAME = {name: dtype for dtype, name in _TYPE_NAMES.items()}
+
+
+def _dtype_of_type_name(name: str) -> str:
+    """The dtype of a PyTorch type name (``"torch.DoubleTensor"``, ``"dparray.LongTensor"``)."""
+    prefix, _, kind = name.rpartition(".")
+    if prefix in ("torch", "dparray") and kind in _DTYPE_OF_TYPE_NAME:
+        return _DTYPE_OF_TYPE_NAME[kind]
+    raise TypeError(f"Tensor.type: unknown dtype or type name {name!r}; give a dtype, its name "
+                    f"({', '.join(_dtypes.ALL_DTYPES)}) or a name such as 'torch.FloatTensor'")
+
 
 def _shape_arg(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Accept both ``t.reshape(2, 3)`` and ``t.reshape((2, 3))``."""
@@ -519,3 +767,8 @@ def _shape_arg(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return args
 
 
+
+
+for _name, _member in list(vars(TensorMethods).items()):  # dim= for axis=, keepdim= ...
+    if inspect.isfunction(_member):
+        setattr(TensorMethods, _name, torch_names(_member, f"Tensor.{_name}"))

@@ -16,9 +16,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("dparray._checks", "dparray._system", "dparray._files", "dparray._tree",
                     "dparray.dtypes", "dparray.backend", "dparray.kernels", "dparray.random",
-                    "dparray.precision")),
+                    "dparray._aliases", "dparray.devices", "dparray.generator", "dparray.cuda",
+                    "dparray.accelerator", "dparray.precision")),
     ("core", ("dparray.tensor_methods", "dparray.tensor", "dparray.gradients",
-              "dparray.autograd", "dparray.creation")),
+              "dparray.autograd", "dparray.creation", "dparray.sampling")),
     ("ops", ("dparray.ops",)),
     ("adapters", ("dparray.backends",)),
     ("library", ("dparray.nn", "dparray.optim", "dparray.io", "dparray.checkpoint",

@@ -1,34 +1,29 @@
-"""RMSprop, Adagrad, NAdam and Adamax against PyTorch (fixtures from
-``tests/data/make_optim_fixtures.py``: parameters after every step in float64, several option
-combinations, two parameter groups, state dicts with PyTorch's names), resuming from PyTorch's
-state dict, refused options and state that change nothing, and ``clip_grad_value``."""
+"""RMSprop, Adagrad, NAdam, Adamax, Adadelta, Rprop and ASGD against PyTorch (fixtures from
+``tests/data/make_optim_fixtures.py`` and ``make_more_optim_fixtures.py``: parameters after
+every step in float64, several option combinations, two parameter groups, state dicts with
+PyTorch's names), resuming from PyTorch's state dict, refused options and state that change
+nothing, and ``clip_grad_value``."""
 
 from __future__ import annotations
 
 import copy
-import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
 from conftest import to_tensor
-from safetensors import safe_open
+from torch_reference import load_grouped
 
 import dparray as dp
 from dparray import optim
 
-DATA = pathlib.Path(__file__).parent / "data" / "optim.safetensors"
-
 
 def _load():
-    with safe_open(str(DATA), framework="numpy") as file:
-        cases = json.loads(file.metadata()["optimizers"])
-        arrays = {name: {} for name in cases}
-        for key in file.keys():  # noqa: SIM118 - safe_open is not a mapping
-            name, _, rest = key.partition("/")
-            if name in arrays:
-                arrays[name][rest] = file.get_tensor(key)
+    cases, arrays = {}, {}
+    for file_name in ("optim.safetensors", "optim_more.safetensors"):
+        found, grouped = load_grouped(file_name, "optimizers")
+        cases.update(found)
+        arrays.update(grouped)
     return cases, arrays
 
 
@@ -159,7 +154,10 @@ def test_adagrad_state_exists_from_construction_with_each_groups_accumulator(bac
     assert b.tolist() == pytest.approx([1.0 - 0.5 / (math.sqrt(4.0) + 1e-10)])
 
 
-@pytest.mark.parametrize("kind", ["RMSprop", "Adagrad", "NAdam", "Adamax"])
+KINDS = ["RMSprop", "Adagrad", "NAdam", "Adamax", "Adadelta", "Rprop", "ASGD"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_float32_parameter_stays_float32(kind, backend):
     rng = np.random.default_rng(3)
     w = dp.tensor(rng.standard_normal((3, 2)).astype(np.float32), requires_grad=True)
@@ -174,14 +172,15 @@ def test_a_float32_parameter_stays_float32(kind, backend):
             assert type(value) is (int if key == "step" else float), key
 
 
-@pytest.mark.parametrize("kind", ["RMSprop", "Adagrad", "NAdam", "Adamax"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_each_optimizer_fits_a_linear_model(kind, backend):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 3))
     y = x @ np.array([1.5, -2.0, 0.5]) + 0.3
     w = to_tensor(np.zeros(3), requires_grad=True)
     b = to_tensor(np.zeros(1), requires_grad=True)
-    lr = {"RMSprop": 0.01, "Adagrad": 0.5, "NAdam": 0.05, "Adamax": 0.05}[kind]
+    lr = {"RMSprop": 0.01, "Adagrad": 0.5, "NAdam": 0.05, "Adamax": 0.05, "Adadelta": 5.0,
+          "Rprop": 0.01, "ASGD": 0.05}[kind]
     opt = getattr(optim, kind)([w, b], lr=lr)
     inputs, targets = to_tensor(x), to_tensor(y)
     losses = []
@@ -198,6 +197,9 @@ FACTORIES = {
     "Adagrad": lambda params, **kw: optim.Adagrad(params, **kw),
     "NAdam": lambda params, **kw: optim.NAdam(params, **kw),
     "Adamax": lambda params, **kw: optim.Adamax(params, **kw),
+    "Adadelta": lambda params, **kw: optim.Adadelta(params, **kw),
+    "Rprop": lambda params, **kw: optim.Rprop(params, **kw),
+    "ASGD": lambda params, **kw: optim.ASGD(params, **kw),
 }
 BAD_OPTIONS = [
     ("RMSprop", "lr", math.nan, ValueError, "lr must be a finite number, got nan"),
@@ -232,6 +234,25 @@ BAD_OPTIONS = [
     ("Adamax", "betas", ("0.9", 0.99), TypeError, r"betas\[0\] must be a number"),
     ("Adamax", "eps", math.nan, ValueError, "eps must be a finite number"),
     ("Adamax", "lr", -0.1, ValueError, r"lr must be at least 0\.0, got -0\.1"),
+    ("Adadelta", "rho", 1.5, ValueError, r"rho must be at most 1\.0, got 1\.5"),
+    ("Adadelta", "rho", math.nan, ValueError, "rho must be a finite number, got nan"),
+    ("Adadelta", "eps", -1e-6, ValueError, r"eps must be at least 0\.0"),
+    ("Adadelta", "weight_decay", "0", TypeError, "weight_decay must be a number, got '0'"),
+    ("Rprop", "etas", (0.5, 1.0), ValueError,
+     r"etas must be \(etaminus, etaplus\) with 0 < etaminus < 1 < etaplus, got \(0\.5, 1\.0\)"),
+    ("Rprop", "etas", (0.0, 1.2), ValueError, r"etas must be \(etaminus, etaplus\)"),
+    ("Rprop", "etas", (0.5, math.inf), ValueError, r"etas\[1\] must be a finite number"),
+    ("Rprop", "etas", 0.5, TypeError, "etas must be a pair of numbers, got 0.5"),
+    ("Rprop", "step_sizes", (1.0, 0.1), ValueError,
+     r"step_sizes must be \(minimum, maximum\) with 0 <= minimum <= maximum"),
+    ("Rprop", "step_sizes", (1e-6,), ValueError, "step_sizes must be a pair of numbers"),
+    ("Rprop", "step_sizes", (None, 50), TypeError, r"step_sizes\[0\] must be a number"),
+    ("Rprop", "lr", math.nan, ValueError, "lr must be a finite number, got nan"),
+    ("ASGD", "lambd", -1e-4, ValueError, r"lambd must be at least 0\.0"),
+    ("ASGD", "alpha", math.inf, ValueError, "alpha must be a finite number, got inf"),
+    ("ASGD", "t0", math.nan, ValueError, "t0 must be a finite number, got nan"),
+    ("ASGD", "t0", "1e6", TypeError, "t0 must be a number, got '1e6'"),
+    ("ASGD", "weight_decay", -0.1, ValueError, r"weight_decay must be at least 0\.0"),
 ]
 BAD_IDS = [f"{kind}-{key}-{value!r}" for kind, key, value, *_ in BAD_OPTIONS]
 
@@ -287,6 +308,10 @@ STATE_CORRUPTIONS = [
     ("RMSprop", "grad_avg", dp.zeros(2, 1, dtype="int64"), ValueError,
      "grad_avg of parameter 1 has dtype int64"),
     ("RMSprop", "momentum_buffer", None, ValueError, "missing 'momentum_buffer'"),
+    ("ASGD", "eta", math.inf, ValueError, "eta of parameter 1 must be a finite number"),
+    ("ASGD", "mu", "1", TypeError, "mu of parameter 1 must be a number"),
+    ("Rprop", "step_size", dp.zeros(2), ValueError, r"step_size of parameter 1 has shape \(2,\)"),
+    ("Adadelta", "acc_delta", None, ValueError, "missing 'acc_delta'"),
 ]
 
 
@@ -297,7 +322,7 @@ def test_bad_state_is_refused_and_changes_nothing(kind, key, value, error, messa
     opt, a, b = _trained(kind, momentum=kind == "RMSprop")
     before = _snapshot(opt)
     state = copy.deepcopy(opt.state_dict())
-    if value is None and key == "momentum_buffer":
+    if value is None and key in ("momentum_buffer", "acc_delta"):
         del state["state"][1][key]
     else:
         state["state"][1][key] = value

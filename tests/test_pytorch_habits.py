@@ -41,3 +41,19 @@ def test_other_missing_attributes_are_plain_attribute_errors(backend):
         _ = nn.Linear(2, 2).weights
     with pytest.raises(AttributeError, match="'SGD' object has no attribute 'momentum'"):
         _ = optim.SGD([dp.ones(1, requires_grad=True)]).momentum
+
+
+@pytest.mark.parametrize("clip", [nn.utils.clip_grad_norm_, nn.utils.clip_grad_value_])
+def test_in_place_clipping_says_to_clip_the_returned_gradients(clip, backend):
+    model = nn.Linear(2, 2)
+    name = clip.__name__.removesuffix("_")
+    with pytest.raises(TypeError, match=rf"^nn\.utils\.{name}_ clips gradients stored on the "
+                                        rf"parameters: .*{ADVICE}.*optim\.{name}\(grads, "):
+        clip(model.parameters(), 1.0)
+
+
+def test_clipping_the_parameters_instead_of_the_gradients_gives_the_hint(backend):
+    model = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match=r"^clip_grad_norm needs the Gradients that backward\(\) "
+                                        r"returns, got list: .*" + ADVICE):
+        optim.clip_grad_norm(model.parameters(), 1.0)

@@ -5,33 +5,17 @@ arguments and state that change nothing."""
 from __future__ import annotations
 
 import copy
-import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
-from safetensors import safe_open
+from torch_reference import load_grouped
 
 import dparray as dp
 from dparray import optim
 
-DATA = pathlib.Path(__file__).parent / "data" / "optim.safetensors"
 LRS = [0.1, 0.02]
-
-
-def _load():
-    with safe_open(str(DATA), framework="numpy") as file:
-        cases = json.loads(file.metadata()["schedules"])
-        arrays = {name: {} for name in cases}
-        for key in file.keys():  # noqa: SIM118 - safe_open is not a mapping
-            name, _, rest = key.partition("/")
-            if name in arrays:
-                arrays[name][rest] = file.get_tensor(key)
-    return cases, arrays
-
-
-CASES, ARRAYS = _load()
+CASES, ARRAYS = load_grouped("optim.safetensors", "schedules")
 
 
 def _optimizer(kind, lrs=LRS):

@@ -46,6 +46,21 @@ class ReferenceCase:
                 if key.startswith(prefix + ".")}
 
 
+def load_grouped(file_name: str, metadata_key: str) -> tuple[dict[str, Any],
+                                                             dict[str, dict[str, np.ndarray]]]:
+    """The cases a fixture file (``tests/data/<file_name>``) describes under ``metadata_key``
+    (JSON: name -> description), and each case's arrays (stored as ``<case>/<key>``) by key;
+    arrays of cases under other metadata keys are left out."""
+    with safe_open(str(DATA / file_name), framework="numpy") as file:
+        cases = json.loads(file.metadata()[metadata_key])
+        arrays: dict[str, dict[str, np.ndarray]] = {name: {} for name in cases}
+        for key in file.keys():  # noqa: SIM118 - safe_open is not a mapping
+            name, _, rest = key.partition("/")
+            if name in arrays:
+                arrays[name][rest] = file.get_tensor(key)
+    return cases, arrays
+
+
 def load_cases(family: str) -> list[ReferenceCase]:
     """Every case of ``tests/data/<family>.safetensors``, in the file's order."""
     path = DATA / f"{family}.safetensors"

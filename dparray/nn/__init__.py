@@ -4,6 +4,8 @@ function forms."""
 from typing import TYPE_CHECKING
 
 from dparray.nn import functional as functional
+from dparray.nn import init as init
+from dparray.nn import utils as utils
 from dparray.nn.activation import CELU as CELU
 from dparray.nn.activation import ELU as ELU
 from dparray.nn.activation import SELU as SELU
@@ -74,6 +76,7 @@ from dparray.nn.transformer import TransformerDecoder as TransformerDecoder
 from dparray.nn.transformer import TransformerDecoderLayer as TransformerDecoderLayer
 from dparray.nn.transformer import TransformerEncoder as TransformerEncoder
 from dparray.nn.transformer import TransformerEncoderLayer as TransformerEncoderLayer
+from dparray.nn.transformer_model import Transformer as Transformer
 from dparray.nn.upsample import Upsample as Upsample
 from dparray.nn.upsample import UpsamplingBilinear2d as UpsamplingBilinear2d
 from dparray.nn.upsample import UpsamplingNearest2d as UpsamplingNearest2d
@@ -100,4 +103,5 @@ __all__ = [
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "Conv1d", "ConvTranspose1d",
     "ConvTranspose2d", "MaxPool1d", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "functional",
+    "Transformer", "init",
 ]

@@ -64,7 +64,9 @@ __all__ = [
     "softmin", "softplus", "softsign", "tanh",
 ]
 
-def relu(input: Tensor) -> Tensor:
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(input, 0)``; ``inplace`` is accepted and changes nothing (the result is new)."""
+    check_bool(inplace, "inplace", "relu")
     return ops.relu(input)
 
 
@@ -178,10 +180,13 @@ def softmin(input: Tensor, dim: int = -1) -> Tensor:
     return ops.softmax(-check_tensor(input, "input", "softmin"), axis=dim)
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``; one
-    graph node. The mask comes from the current random stream, so a seed makes it repeat."""
+    graph node. The mask comes from the current random stream, so a seed makes it repeat.
+    ``inplace`` is accepted and changes nothing (the result is always a new tensor)."""
     p = check_probability(p, "dropout")
+    check_bool(inplace, "inplace", "dropout")
     check_tensor(input, "input", "dropout")
     if not training or p == 0.0:
         return input

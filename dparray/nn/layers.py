@@ -71,8 +71,18 @@ class Flatten(Module):
 
 
 class ReLU(Module):
+    """``max(x, 0)``. ``inplace`` is accepted for PyTorch's code and changes nothing: dparray
+    never writes into an array, so the result is always a new tensor."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = check_bool(inplace, "inplace", "ReLU")
+
     def forward(self, x: Tensor) -> Tensor:
         return ops.relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):
@@ -125,11 +135,13 @@ class LogSoftmax(_AlongDim):
 
 class Dropout(Module):
     """Zeroes elements with probability ``p`` in training (scaling the rest by
-    ``1 / (1 - p)``); the identity in evaluation."""
+    ``1 / (1 - p)``); the identity in evaluation. ``inplace`` is accepted for PyTorch's code
+    and changes nothing (the result is always a new tensor)."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         self.p = F.check_probability(p, "Dropout")
+        self.inplace = check_bool(inplace, "inplace", "Dropout")
 
     def couples_rows(self) -> bool:
         return self.is_training() and self.p > 0  # the masks follow the chunks' streams
@@ -140,7 +152,7 @@ class Dropout(Module):
         return _dropout.dropout(check_tensor(x, "input", "Dropout"), self.p)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Embedding(Module):

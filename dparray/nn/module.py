@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from dparray import devices as _devices
 from dparray import dtypes as _dtypes
-from dparray.backend import get_backend
+from dparray._checks import describe
 from dparray.creation import tensor as _to_tensor
 from dparray.tensor import GRADIENTS_HINT, Tensor
 
@@ -119,9 +120,13 @@ class Module:
         """Every parameter, trainable or frozen, in registration order (shared ones once)."""
         return [p for _, p in self.named_parameters()]
 
-    def named_parameters(self) -> list[tuple[str, Tensor]]:
-        """``(name, parameter)`` pairs, names joined with ``.`` as PyTorch joins them."""
-        return self._named("_parameter_names")
+    def named_parameters(self, *, remove_duplicate: bool = True) -> list[tuple[str, Tensor]]:
+        """``(name, parameter)`` pairs, names joined with ``.`` as PyTorch joins them.
+
+        A parameter shared by several modules (a tied weight) comes once, under its first
+        name, as in PyTorch; ``remove_duplicate=False`` lists it under every name it has.
+        """
+        return self._named("_parameter_names", remove_duplicate)
 
     def set_training(self, training: bool) -> None:
         """Set training mode (dropout active, batch statistics) on this module and all below."""
@@ -131,6 +136,19 @@ class Module:
     def is_training(self) -> bool:
         """Whether the module is in training mode (True for a new module)."""
         return self._training
+
+    @property
+    def training(self) -> bool:
+        """PyTorch's attribute: ``is_training()`` to read. Setting it changes this module only,
+        as in PyTorch (``train()``, ``eval()`` and ``set_training`` reach every module below)."""
+        return self.is_training()
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(f"{type(self).__name__}.training must be a bool, got "
+                            f"{describe(mode)}")
+        object.__setattr__(self._names_owner(), "_training", mode)
 
     def train(self, mode: bool = True) -> Module:
         """Training mode on this module and all below; returns ``self``."""
@@ -157,17 +175,21 @@ class Module:
     def state_dict(self) -> dict[str, Tensor]:
         """Name -> tensor: the parameters in ``named_parameters`` order, then the buffers.
 
+        A tensor shared by several modules (a tied weight, a module used twice) appears under
+        every name it has, as in PyTorch, so PyTorch's strict loading finds all of its keys.
         The tensors share the module's arrays, and dparray never changes an array in place,
         so a state dict is a snapshot: training after taking it does not alter it.
         """
-        state = {name: p.detach() for name, p in self.named_parameters()}
-        state.update((name, b.detach()) for name, b in self.named_buffers())
+        state = {name: p.detach() for name, p in self.named_parameters(remove_duplicate=False)}
+        state.update((name, b.detach())
+                     for name, b in self.named_buffers(remove_duplicate=False))
         return state
 
     # ------------------------------------------------------------------ conveniences
-    def named_buffers(self) -> list[tuple[str, Tensor]]:
-        """``(name, buffer)`` pairs (running statistics and other saved, untrained state)."""
-        return self._named("_buffer_names")
+    def named_buffers(self, *, remove_duplicate: bool = True) -> list[tuple[str, Tensor]]:
+        """``(name, buffer)`` pairs (running statistics and other saved, untrained state); a
+        shared buffer once, unless ``remove_duplicate=False``."""
+        return self._named("_buffer_names", remove_duplicate)
 
     def buffers(self) -> list[Tensor]:
         return [b for _, b in self.named_buffers()]
@@ -182,20 +204,25 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        """This module and every module below it, depth first, each once."""
+    def named_modules(self, prefix: str = "", *,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """This module and every module below it, depth first, each once; a module that
+        appears in several places comes under every path with ``remove_duplicate=False``
+        (a module that contains itself is still visited once per path down to it)."""
         seen: set[int] = set()
-        stack = [(prefix, self._names_owner())]
+        stack: list[tuple[str, Module, frozenset[int]]] = [(prefix, self._names_owner(),
+                                                            frozenset())]
         while stack:
-            name, module = stack.pop()
-            if id(module) in seen:
+            name, module, above = stack.pop()
+            if id(module) in (seen if remove_duplicate else above):
                 continue
             seen.add(id(module))
             yield name, module
             children = list(module.named_children())
+            path = above | {id(module)} if not remove_duplicate else above
             for child_name, child in reversed(children):
                 stack.append((f"{name}.{child_name}" if name else child_name,
-                              child._names_owner()))
+                              child._names_owner(), path))
 
     def couples_rows(self) -> bool:
         """Whether this module's output for one row of a batch depends on the other rows or on
@@ -267,12 +294,21 @@ class Module:
         Every name, shape and dtype is checked first; if any is wrong nothing is changed and a
         ValueError lists every problem. With ``strict=False`` missing and unexpected names are
         allowed and returned; shapes and dtypes must still match.
+
+        A tensor with several names (a tied weight) is loaded from any of them: a state dict
+        that lists it under every name (PyTorch's, or ``state_dict()``'s) and one that lists it
+        once (a file saved without duplicates) both load under strict loading; names that are
+        given must hold equal values.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"load_state_dict needs a mapping, got {type(state_dict).__name__}")
-        targets = dict(self.named_parameters())
-        targets.update(self.named_buffers())
-        missing = [name for name in targets if name not in state_dict]
+        targets = dict(self.named_parameters(remove_duplicate=False))
+        targets.update(self.named_buffers(remove_duplicate=False))
+        aliases: dict[int, list[str]] = {}
+        for name, target in targets.items():
+            aliases.setdefault(id(target), []).append(name)
+        missing = [name for name, target in targets.items()
+                   if not any(alias in state_dict for alias in aliases[id(target)])]
         unexpected = [name for name in state_dict if name not in targets]
         problems = []
         if strict and missing:
@@ -280,33 +316,22 @@ class Module:
         if strict and unexpected:
             problems.append(f"unexpected keys: {', '.join(map(str, unexpected))}")
         updates = []
-        for name, target in targets.items():
-            if name not in state_dict:
-                continue
-            value = state_dict[name]
-            shape = tuple(getattr(value, "shape", ()))
-            try:
-                dtype = _dtypes.to_dtype(value.dtype, getattr(value, "backend", None))
-            except (AttributeError, TypeError):
-                problems.append(f"{name}: expected a tensor, got {type(value).__name__}")
-                continue
-            if shape != target.shape:
-                problems.append(f"{name}: shape {shape} in the state dict, {target.shape} here")
-            elif dtype != target.dtype:
-                problems.append(f"{name}: dtype {dtype.name} in the state dict, "
-                                f"{target.dtype.name} here")
-            else:
-                # convert every value before assigning any, so a failure changes nothing
-                try:
-                    converted = _to_tensor(value, dtype=target.dtype, backend=target.backend)
-                except (TypeError, ValueError, AttributeError, OverflowError) as error:
-                    problems.append(f"{name}: cannot convert the value: {error}")
-                    continue
-                if converted.shape != target.shape:
-                    problems.append(f"{name}: the value converts to shape {converted.shape}, "
-                                    f"not {target.shape}")
-                    continue
-                updates.append((target, converted.data))
+        for names in aliases.values():
+            given = [name for name in names if name in state_dict]
+            target = targets[names[0]]
+            # convert every value before assigning any, so a failure changes nothing
+            values = [(name, _converted(name, state_dict[name], target, problems))
+                      for name in given]
+            ready = [(name, data) for name, data in values if data is not None]
+            if len(ready) == len(given) and ready:
+                first, data = ready[0]
+                differing = [name for name, other in ready[1:]
+                             if not _equal(target.backend.xp, data, other)]
+                if differing:
+                    problems.append(f"{first} and {', '.join(differing)} are one tensor here "
+                                    "(tied), but their values in the state dict differ")
+                else:
+                    updates.append((target, data))
         if problems:
             raise ValueError(
                 f"cannot load the state dict into {type(self).__name__}: " + "; ".join(problems)
@@ -315,21 +340,52 @@ class Module:
             target.data = data
         return IncompatibleKeys(missing, unexpected)
 
-    def to(self, target: Any) -> Module:
-        """Move every parameter and buffer to a backend, or cast the floating ones to a dtype;
-        in place (the tensors keep their identity), returns ``self``."""
-        is_dtype = isinstance(target, _dtypes.DType) or (
-            isinstance(target, str) and target in _dtypes.ALL_DTYPES
-        )
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move every parameter and buffer to a device, or cast the floating ones to a dtype,
+        or both, with ``Tensor.to``'s arguments (``to("cuda:1")``, ``to(dp.float64)``,
+        ``to(device, dtype)``, ``to(tensor)``); in place (the tensors keep their identity),
+        returns ``self``. Every tensor is converted before any changes, so a failure leaves
+        the module as it was."""
+        target, dtype, _ = _devices.parse_to(args, kwargs, f"{type(self).__name__}.to")
+        if target is not None:
+            _devices.placement(target, f"{type(self).__name__}.to")  # refused before any move
+        if dtype is not None:
+            dtype = _dtypes.to_dtype(dtype)
+            if not dtype.is_floating:
+                raise TypeError(f"{type(self).__name__}.to: the dtype must be floating (only "
+                                f"floating parameters and buffers are cast), got {dtype.name}")
+        moved = []
         for t in [*self.parameters(), *self.buffers()]:
-            if is_dtype:
-                if t.dtype.is_floating:
-                    t.data = t.astype(target).data
-            else:
-                backend = get_backend(target)
-                moved = t.detach().to(backend)
-                t.data, t.backend = moved.data, backend
+            new = t.detach()
+            if target is not None:
+                new = new.to(target)
+            if dtype is not None and new.dtype.is_floating:
+                new = new.to(dtype)
+            moved.append((t, new))
+        for t, new in moved:
+            t.data, t.backend = new.data, new.backend
         return self
+
+    def cpu(self) -> Module:
+        """Every parameter and buffer on the CPU (the NumPy backend); returns ``self``."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        """Every parameter and buffer on a CUDA device (the CuPy backend): the current one, or
+        ``device`` (an index, ``"cuda:1"``); returns ``self``."""
+        return self.to(_devices.cuda_device(device, f"{type(self).__name__}.cuda"))
+
+    def double(self) -> Module:
+        """Floating parameters and buffers cast to float64; returns ``self``."""
+        return self.to(_dtypes.float64)
+
+    def float(self) -> Module:
+        """Floating parameters and buffers cast to float32; returns ``self``."""
+        return self.to(_dtypes.float32)
+
+    def half(self) -> Module:
+        """Floating parameters and buffers cast to float16; returns ``self``."""
+        return self.to(_dtypes.float16)
 
     def extra_repr(self) -> str:
         """The text inside this module's parentheses in ``repr`` (its settings)."""
@@ -348,16 +404,54 @@ class Module:
         lines.append(")")
         return "\n".join(lines)
 
-    def _named(self, registry: str) -> list[tuple[str, Tensor]]:
+    def _named(self, registry: str, remove_duplicate: bool = True) -> list[tuple[str, Tensor]]:
         result, seen = [], set()
-        for prefix, module in self.named_modules():
+        for prefix, module in self.named_modules(remove_duplicate=remove_duplicate):
             for name in getattr(module, registry):
                 value = module.__dict__.get(name)
-                if value is None or id(value) in seen:
+                if value is None or (remove_duplicate and id(value) in seen):
                     continue
                 seen.add(id(value))
                 result.append((f"{prefix}.{name}" if prefix else name, value))
         return result
+
+
+def _converted(name: str, value: Any, target: Tensor, problems: list[str]) -> Any:
+    """``value`` as an array of ``target``'s shape, dtype and backend, or None after adding
+    what is wrong with it to ``problems``."""
+    shape = tuple(getattr(value, "shape", ()))
+    try:
+        dtype = _dtypes.to_dtype(value.dtype, getattr(value, "backend", None))
+    except (AttributeError, TypeError):
+        problems.append(f"{name}: expected a tensor, got {type(value).__name__}")
+        return None
+    if shape != target.shape:
+        problems.append(f"{name}: shape {shape} in the state dict, {target.shape} here")
+        return None
+    if dtype != target.dtype:
+        problems.append(f"{name}: dtype {dtype.name} in the state dict, "
+                        f"{target.dtype.name} here")
+        return None
+    try:
+        converted = _to_tensor(value, dtype=target.dtype, backend=target.backend)
+    except (TypeError, ValueError, AttributeError, OverflowError) as error:
+        problems.append(f"{name}: cannot convert the value: {error}")
+        return None
+    if converted.shape != target.shape:
+        problems.append(f"{name}: the value converts to shape {converted.shape}, "
+                        f"not {target.shape}")
+        return None
+    return converted.data
+
+
+def _equal(xp: Any, a: Any, b: Any) -> bool:
+    """Whether two arrays of one shape and dtype hold the same values (NaN equal to NaN)."""
+    if a is b:
+        return True
+    same = a == b
+    if xp.isdtype(a.dtype, "real floating"):
+        same = xp.logical_or(same, xp.logical_and(xp.isnan(a), xp.isnan(b)))
+    return bool(xp.all(same))
 
 
 def Parameter(data: Any, requires_grad: bool = True) -> Tensor:

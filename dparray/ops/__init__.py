@@ -8,7 +8,9 @@ operators and methods to them (``dparray.tensor_methods``).
 import sys
 
 from dparray import autograd as _autograd
+from dparray import creation as _creation
 from dparray import tensor_methods as _tensor_methods
+from dparray._aliases import with_torch_names as _with_torch_names
 from dparray.ops import activations as _activations
 from dparray.ops import arithmetic as _arithmetic
 from dparray.ops import bitwise as _bitwise
@@ -17,6 +19,7 @@ from dparray.ops import construct as _construct
 from dparray.ops import einsum as _einsum
 from dparray.ops import elementwise as _elementwise
 from dparray.ops import exponential as _exponential
+from dparray.ops import index_put as _index_put
 from dparray.ops import indexing as _indexing
 from dparray.ops import linalg as _linalg
 from dparray.ops import logical as _logical
@@ -36,6 +39,7 @@ from dparray.ops.construct import *  # noqa: F403
 from dparray.ops.einsum import *  # noqa: F403
 from dparray.ops.elementwise import *  # noqa: F403
 from dparray.ops.exponential import *  # noqa: F403
+from dparray.ops.index_put import *  # noqa: F403
 from dparray.ops.indexing import *  # noqa: F403
 from dparray.ops.linalg import *  # noqa: F403
 from dparray.ops.logical import *  # noqa: F403
@@ -57,6 +61,7 @@ __all__ += _construct.__all__
 __all__ += _einsum.__all__
 __all__ += _elementwise.__all__
 __all__ += _exponential.__all__
+__all__ += _index_put.__all__
 __all__ += _indexing.__all__
 __all__ += _linalg.__all__
 __all__ += _logical.__all__
@@ -69,4 +74,5 @@ __all__ += _sorting.__all__
 __all__ += _transfer.__all__
 __all__ += _trigonometric.__all__
 
-_tensor_methods.bind(sys.modules[__name__], _autograd.backward)
+_with_torch_names(globals(), __all__)  # dim= for axis=, keepdim= for keepdims= (_aliases.py)
+_tensor_methods.bind(sys.modules[__name__], _autograd.backward, _creation)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dparray._checks import check_number
 from dparray.gradients import Gradients
-from dparray.tensor import Tensor
+from dparray.tensor import GRADIENTS_HINT, Tensor
 
 
 def grad_norm(grads: Gradients) -> Tensor:
@@ -51,7 +51,7 @@ def clip_grad_value(grads: Gradients, clip_value: float) -> Gradients:
     """
     if not isinstance(grads, Gradients):
         raise TypeError(f"clip_grad_value needs the Gradients that backward() returns, got "
-                        f"{type(grads).__name__}")
+                        f"{type(grads).__name__}: {GRADIENTS_HINT}")
     bound = check_number(clip_value, "clip_value", "clip_grad_value", minimum=0.0, finite=False)
     return Gradients({v: Tensor(g.backend.xp.clip(g.data, -bound, bound), g.backend)
                       for v, g in grads.items()})
@@ -62,6 +62,6 @@ def _check_gradients(grads: Gradients, where: str) -> None:
     when it is empty (there is no norm to take)."""
     if not isinstance(grads, Gradients):
         raise TypeError(f"{where} needs the Gradients that backward() returns, got "
-                        f"{type(grads).__name__}")
+                        f"{type(grads).__name__}: {GRADIENTS_HINT}")
     if not grads:
         raise ValueError(f"{where} needs at least one gradient, got an empty Gradients")

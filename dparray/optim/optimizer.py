@@ -231,14 +231,11 @@ class Optimizer:
             return {}
         declared = (*self.state_arrays, *self.state_counts, *self.state_scalars)
         expected = self.state_keys(group)
-        unknown = [repr(k) for k in entry if k not in declared]
-        absent = [repr(k) for k in expected if k not in entry]
-        if unknown or absent:
-            problems = ([f"unknown {', '.join(unknown)}"] if unknown else []) + (
-                [f"missing {', '.join(absent)}"] if absent else [])
+        problems = state_key_problems(entry, declared, expected)
+        if problems:
             raise ValueError(f"{where}: the state of parameter {position} for "
                              f"{type(self).__name__} needs {', '.join(map(repr, expected))}: "
-                             f"{'; '.join(problems)}")
+                             f"{problems}")
         checked: dict[str, Any] = {}
         for key in self.state_counts:
             if key not in entry:
@@ -260,6 +257,17 @@ class Optimizer:
                 checked[key] = _checked_array(value, p, f"{key} of parameter {position}",
                                               where, loading)
         return checked
+
+
+def state_key_problems(entry: Mapping[str, Any], declared: Iterable[str],
+                       required: Iterable[str]) -> str:
+    """What is wrong with a state entry's keys (``"unknown 'a'; missing 'b'"``), or ``""``:
+    keys not ``declared``, and ``required`` keys that are absent."""
+    known = set(declared)
+    unknown = [repr(k) for k in entry if k not in known]
+    absent = [repr(k) for k in required if k not in entry]
+    return "; ".join(([f"unknown {', '.join(unknown)}"] if unknown else [])
+                     + ([f"missing {', '.join(absent)}"] if absent else []))
 
 
 def _checked_array(value: Any, p: Tensor, name: str, where: str, loading: bool) -> Any:
