@@ -39,9 +39,16 @@ test: lint
 quick: $(VENV)/.installed-dev
 	$(PY) -m pytest -m "not integration" -q
 
+# The whole table: the suite in the default install (MKL makes NumPy's products on x86-64 Linux,
+# OpenBLAS elsewhere), the workload tables again with DPARRAY_BLAS=openblas, the report.
+# PyTorch (the comparison column; the release the committed figures were measured against) is
+# installed into .venv first if it is not there.
 bench: $(VENV)/.installed-dev
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet "torch==2.13.0"
 	$(PY) -m pytest bench --benchmark-only --benchmark-json=.benchmarks/bench.json -q
-	$(PY) bench/report.py .benchmarks/bench.json
+	DPARRAY_BLAS=openblas $(PY) -m pytest bench/test_dataparallel.py -k "interleaved or busy" \
+		--benchmark-only --benchmark-json=.benchmarks/bench-openblas.json -q
+	$(PY) bench/report.py .benchmarks/bench.json .benchmarks/bench-openblas.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis build *.egg-info

@@ -3,10 +3,11 @@
 NumPy's wheels multiply matrices with OpenBLAS. On the float32 products of a training step
 (``2048 x 1024 x 1024`` and the like) MKL ran 15-25% faster on the same cores, which is most of
 what separated an MLP's step from PyTorch's (PyTorch ships MKL inside its wheel). The ``mkl``
-wheel (``pip install "dparray[mkl]"``, x86-64 only) puts ``libmkl_rt`` next to the Python
-environment; this module finds it through the package's file list, loads it with ``ctypes``
-(which releases the GIL during the call, so DataParallel workers multiply in parallel) and
-calls ``cblas_?gemm`` / ``cblas_?gemm_batch_strided`` on NumPy's own buffers.
+wheel (a dependency of dparray on x86-64 Linux, the only platform it exists for) puts
+``libmkl_rt`` next to the Python environment; this module finds it through the package's file
+list, loads it with ``ctypes`` (which releases the GIL during the call, so DataParallel
+workers multiply in parallel) and calls ``cblas_?gemm`` / ``cblas_?gemm_batch_strided`` on
+NumPy's own buffers.
 
 Set once, before MKL's first product:
 

@@ -256,10 +256,11 @@ def relu(x, out):  # pragma: no cover - compiled
 
 @jit
 def relu_backward(grad, x, out):  # pragma: no cover - compiled
-    """``grad * (x > 0)``, as the reference multiplies (an infinite or NaN ``grad`` where
-    ``x <= 0`` gives NaN, not 0); ``x`` may be ReLU's input or its output."""
+    """``grad * not (x <= 0)``, as the reference multiplies (an infinite or NaN ``grad``
+    where ``x <= 0`` gives NaN, not 0; a NaN ``x`` passes ``grad``); ``x`` may be ReLU's input
+    or its output."""
     for i in prange(x.shape[0]):
-        out[i] = grad[i] * (1.0 if x[i] > 0 else 0.0)
+        out[i] = grad[i] * (0.0 if x[i] <= 0 else 1.0)
 
 
 # ----------------------------------------------------------------------- softmax, by rows
@@ -282,6 +283,26 @@ def shift_rows(x, shifted, keep_empty_rows):  # pragma: no cover - compiled
         shift = 0.0 if keep_empty_rows and top == -math.inf else top
         for j in range(width):
             shifted[i, j] = x[i, j] - shift
+
+
+@jit
+def causal_shift_rows(x, shifted, length):  # pragma: no cover - compiled
+    """``shift_rows`` (keeping empty rows) of attention's scores under a causal mask: row ``r``
+    is query ``r % length``, which sees the keys up to its own position; the keys after it
+    become -inf (their exponentials 0), as the reference's where makes them."""
+    rows, width = x.shape
+    for r in prange(rows):
+        seen = min(r % length + 1, width)
+        top = x[r, 0]
+        for j in range(1, seen):
+            v = x[r, j]
+            if v > top or (v != v and top == top):
+                top = v
+        shift = 0.0 if top == -math.inf else top
+        for j in range(seen):
+            shifted[r, j] = x[r, j] - shift
+        for j in range(seen, width):
+            shifted[r, j] = -math.inf
 
 
 @jit_sum
@@ -617,3 +638,57 @@ def sgd_update(param, grad, buffer, first, lr, with_decay, decay, with_momentum,
             buffer_out[i] = b
             g = g + momentum * b if nesterov else b
         out[i] = param[i] - lr * g
+
+
+# ----------------------------------------------------------------------- LSTM recurrence
+# One time step of ``dparray.ops.recurrent.LSTMSequence`` for a batch: ``z`` is the hidden
+# projection ``h_(t-1) @ W_hh^T`` (BLAS's, by the caller), ``projected`` the step's input
+# projection; gates in PyTorch's order i, f, g, o, each ``hidden`` columns. The arithmetic is
+# the reference's, in its order; exp and tanh are libm's (the reference's are NumPy's), so
+# results agree to a few ulps.
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def stable_sigmoid(x):  # pragma: no cover - compiled
+    """``1 / (1 + exp(-x))`` without overflow, as the reference computes it."""
+    e = math.exp(-abs(x))
+    return 1.0 / (1.0 + e) if x >= 0 else e / (1.0 + e)
+
+
+@jit
+def lstm_cell_forward(projected, z, c_prev, gates, c_out, h_out):  # pragma: no cover
+    batch, hidden = c_prev.shape
+    for n in prange(batch):
+        for j in range(hidden):
+            i = stable_sigmoid(projected[n, j] + z[n, j])
+            f = stable_sigmoid(projected[n, hidden + j] + z[n, hidden + j])
+            g = math.tanh(projected[n, 2 * hidden + j] + z[n, 2 * hidden + j])
+            o = stable_sigmoid(projected[n, 3 * hidden + j] + z[n, 3 * hidden + j])
+            c = f * c_prev[n, j] + i * g
+            gates[n, j] = i
+            gates[n, hidden + j] = f
+            gates[n, 2 * hidden + j] = g
+            gates[n, 3 * hidden + j] = o
+            c_out[n, j] = c
+            h_out[n, j] = o * math.tanh(c)
+
+
+@jit
+def lstm_cell_backward(grad, dh, dc, gates, c, c_prev, dgates):  # pragma: no cover
+    """The step's gate gradients into ``dgates``; ``dh`` (in: from the next step) and ``dc``
+    (in and out: this step's cell gradient times ``f``) are updated in place."""
+    batch, hidden = c.shape
+    for n in prange(batch):
+        for j in range(hidden):
+            i = gates[n, j]
+            f = gates[n, hidden + j]
+            g = gates[n, 2 * hidden + j]
+            o = gates[n, 3 * hidden + j]
+            h_grad = grad[n, j] + dh[n, j]
+            tanh_c = math.tanh(c[n, j])
+            c_grad = h_grad * o * (1.0 - tanh_c * tanh_c) + dc[n, j]
+            dgates[n, j] = c_grad * g * i * (1.0 - i)
+            dgates[n, hidden + j] = c_grad * c_prev[n, j] * f * (1.0 - f)
+            dgates[n, 2 * hidden + j] = c_grad * i * (1.0 - g * g)
+            dgates[n, 3 * hidden + j] = h_grad * tanh_c * o * (1.0 - o)
+            dc[n, j] = c_grad * f

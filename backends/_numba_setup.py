@@ -48,16 +48,47 @@ def status() -> tuple[bool, str]:
         return False, (f"NUMBA_THREADING_LAYER={chosen} is not safe for concurrent kernel "
                        "launches: the references run")
     sleep_between_loops()  # read when OpenMP loads, just below
-    available = [layer for layer in SAFE_LAYERS if _layer_loads(layer)]
-    if not available:
+    available = next((layer for layer in SAFE_LAYERS if _layer_loads(layer)), None)
+    if available is None:  # (the first that loads is enough: tbb's import costs 0.2-0.4 s)
         return False, "no thread-safe Numba threading layer (omp or tbb): the references run"
     if not chosen:
         numba.config.THREADING_LAYER = "threadsafe"  # type: ignore[attr-defined]  # set at run time
-    return True, f"numba {numba.__version__}, threading layer {chosen or available[0]}"
+    return True, f"numba {numba.__version__}, threading layer {chosen or available}"
 
 
 def usable() -> bool:
     return status()[0]
+
+
+def warm_up_in_background() -> None:
+    """Start loading Numba and its CPU target on a thread of its own, once per process: what
+    the first compiled loop of a process waits for (1-2 s; each further loop loads from the
+    cache in milliseconds), done while the program builds its model and reads its data. The
+    loops themselves still load when first called, so a model loads only those it uses. A
+    ``fork`` waits for it to finish (a child must not inherit a half-done import)."""
+    global _warm_up
+    from dparray.kernels import ENABLED_BY_ENVIRONMENT
+
+    if _warm_up is not None or not ENABLED_BY_ENVIRONMENT:
+        return
+    sleep_between_loops()  # here, not on the thread: setting a variable races C's getenv
+    _warm_up = threading.Thread(target=_load_target, name="dparray-numba-warm-up", daemon=True)
+    _warm_up.start()
+    os.register_at_fork(before=_warm_up.join)
+
+
+_warm_up: threading.Thread | None = None
+
+
+def _load_target() -> None:
+    if not usable():
+        return
+    import numpy as np
+
+    from . import _numba_loops
+
+    one = np.zeros(1)
+    serial(_numba_loops.relu)(one, np.empty(1))  # the CPU target's start-up, from the cache
 
 
 def _layer_loads(layer: str) -> bool:

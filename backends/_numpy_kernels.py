@@ -20,10 +20,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from dparray._system import available_cores
 from dparray.ops import attention as _attention
 from dparray.ops import cross_entropy as _ce
+from dparray.ops import embedding as _embedding
 from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
+from dparray.ops import recurrent as _recurrent
 from dparray.ops.conv import Conv1d, Conv2d
 from dparray.ops.elementwise import Gelu, Relu
 from dparray.ops.reduce import LogSoftmax, Softmax
@@ -34,7 +37,7 @@ from ._fallback import Fallback, LastAxisFallback, floating
 from ._low_precision import table as low_precision_table
 from ._mkl import matmul
 from ._mkl import status as mkl_status
-from ._numba_setup import launch
+from ._numba_setup import launch, serial
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
@@ -252,6 +255,19 @@ class _AttentionSoftmax:
         rows = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
         return _softmax_rows(rows, log=False, keep_empty_rows=True).reshape(scores.shape)
 
+    def causal_softmax(self, scores: Any) -> Any:
+        """The causal mask applied inside the softmax's first pass (no mask array, no where
+        over the scores); the reference's arithmetic, so the same probabilities."""
+        if not floating(scores) or scores.ndim < 2 or scores.shape[-1] == 0:
+            return super().causal_softmax(scores)  # type: ignore[misc]  # the reference's
+        length, width = scores.shape[-2], scores.shape[-1]
+        rows = np.ascontiguousarray(scores).reshape(-1, width)
+        shifted = np.empty_like(rows)
+        _loops().causal_shift_rows(rows, shifted, length)
+        np.exp(shifted, out=shifted)
+        _loops().normalize_rows(shifted)
+        return shifted.reshape(scores.shape)
+
     def softmax_backward(self, grad_probs: Any, probs: Any) -> Any:
         if not floating(grad_probs, probs) or grad_probs.shape != probs.shape \
                 or probs.ndim == 0 or probs.shape[-1] == 0:
@@ -319,6 +335,82 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
             np.exp(log_probs), safe, np.ascontiguousarray(coefficient, dtype=dtype),
             np.ascontiguousarray(pick_mass, dtype=dtype),
             np.ascontiguousarray(class_mass, dtype=dtype), share, out)
+        return out, None, None
+
+
+class LSTMSequenceKernel(Fallback, _recurrent.LSTMSequence):
+    """The LSTM recurrence with each step's gates in one compiled pass each way, the hidden
+    products in preallocated buffers on one BLAS thread, and the hidden states kept from
+    forward rather than rebuilt.
+
+    One BLAS thread (the backend's budget for as many workers as there are cores, unless a
+    DataParallel region's already holds): OpenBLAS splits even these small products over its
+    threads, which must all be scheduled for each of them -- on a busy machine 10-50x slower
+    at the tail than one thread, for no gain on a quiet one (20 x 200 by 200 x 800: 160 us
+    either way)."""
+
+    def forward(self, projected: Any, h0: Any, c0: Any, weight_hh: Any) -> Any:
+        if not floating(projected, h0, c0, weight_hh) or projected.ndim != 3 or h0.ndim != 2:
+            return self.reference_forward(projected, h0, c0, weight_hh)
+        loops = _loops()
+        length, batch, width = projected.shape
+        hidden = width // 4
+        projected = np.ascontiguousarray(projected)
+        out = np.empty((length + 1, batch, hidden), projected.dtype)
+        gates = np.empty_like(projected)
+        cells = np.empty((length, batch, hidden), projected.dtype)
+        z = np.empty((batch, width), projected.dtype)
+        recurrent = weight_hh.T
+        h, c = np.ascontiguousarray(h0), np.ascontiguousarray(c0)
+        with self.backend.parallel_region(available_cores()):
+            for t in self.steps(length):
+                np.matmul(h, recurrent, out=z)
+                loops.lstm_cell_forward(projected[t], z, c, gates[t], cells[t], out[t])
+                h, c = out[t], cells[t]
+        out[length] = c
+        self.save(gates, cells, out, h0, c0, weight_hh)
+        return out
+
+    def backward(self, grad: Any) -> tuple[Any, Any, Any, Any]:
+        if self.fallback:
+            return self.reference_backward(grad)
+        loops = _loops()
+        gates, cells, out, h0, c0, weight_hh = self.saved
+        length, batch, hidden = cells.shape
+        grad = np.ascontiguousarray(grad, dtype=cells.dtype)
+        dh = np.zeros((batch, hidden), cells.dtype)
+        dc = grad[length].copy()
+        dgates = np.empty_like(gates)
+        order = list(self.steps(length))
+        with self.backend.parallel_region(available_cores()):
+            for k in range(length - 1, -1, -1):
+                t = order[k]
+                c_prev = c0 if k == 0 else cells[order[k - 1]]
+                loops.lstm_cell_backward(grad[t], dh, dc, gates[t], cells[t],
+                                         np.ascontiguousarray(c_prev), dgates[t])
+                np.matmul(dgates[t], weight_hh, out=dh)
+        grad_weight = None
+        if self.needs_grad(3):
+            start = h0[np.newaxis].astype(cells.dtype)
+            previous = np.concatenate([out[1:length], start] if self.reverse else
+                                      [start, out[:length - 1]])
+            rows = length * batch
+            grad_weight = matmul(dgates.reshape(rows, -1).T, previous.reshape(rows, hidden))
+        return dgates, dh, dc, grad_weight
+
+
+class NLLKernel(Fallback, _ce.NLL):
+    """The negative log-likelihood's gradient as zeros and one value per row, at its target
+    (the reference compares every class with the target to place it: a one-hot mask of the
+    scores' size and a where over it)."""
+
+    def backward(self, grad: Any) -> tuple[Any, None, None]:
+        safe, kept, row_weight = self.saved
+        if not floating(kept, row_weight):
+            return super().backward(grad)
+        share = self.row_share(grad, kept).reshape(-1) * row_weight
+        out = np.zeros((safe.shape[0], self.classes), kept.dtype)
+        out[np.arange(safe.shape[0]), safe] = -share
         return out, None, None
 
 
@@ -462,23 +554,59 @@ def _im2col(x: Any, windows: Any, out: tuple[int, int]) -> Any:
 
 
 def _long_product(a: Any, b: Any) -> Any:
-    """``a @ b^T`` per group for ``a`` ``(G, M, K)`` and ``b`` ``(G, N, K)``, ``K`` the long
-    side (every output position of a convolution). OpenBLAS ran these up to twice as fast
-    with the larger of ``M`` and ``N`` as the rows of the product (32 x 144 over 31 000:
-    4.2 vs 2.5 ms), and so did MKL (64 x 288 over 12 544: 4.5 vs 2.1 ms), so that one comes
-    first and the small result is transposed."""
-    if b.shape[1] > a.shape[1]:
+    """``a @ b^T`` per group for ``a`` ``(G, M, K)`` and ``b`` ``(G, N, K)``: a convolution's
+    weight gradient, ``K`` its output positions. Multiplied as it is asked for, ``b``'s
+    transpose a BLAS flag (no copy), the result in the weight's layout. Only when ``K`` is
+    long next to the result's sides (``K >= LONG_SIDE * max(M, N)``) is the larger side made
+    the product's rows and the small result transposed: OpenBLAS ran those up to twice as fast
+    on two threads (32 x 144 over 31 000: 4.2 vs 2.5 ms), and the copy is small. Elsewhere the
+    result is as large as the weight and its transposed copy costs more than the product
+    (ResNet-18's last stage, 512 x 4608 over 32: 3.3 ms direct, 62 ms swapped and copied)."""
+    rows, columns, inner = a.shape[1], b.shape[1], a.shape[2]
+    if columns > rows and inner >= LONG_SIDE * columns:
         return np.ascontiguousarray(matmul(b, a.transpose(0, 2, 1)).transpose(0, 2, 1))
+    if a.shape[0] == 1:  # one group: a 2-D product, which NumPy hands to BLAS with its flags
+        return matmul(a[0], b[0].T)[np.newaxis]
     return matmul(a, b.transpose(0, 2, 1))
+
+
+LONG_SIDE = 8
+
+
+class EmbeddingKernel(Fallback, _embedding.Embedding):
+    """The embedding's backward adds the rows' gradients straight into a table of zeros
+    (compiled, ``scatter_add_rows``); the reference's ``scatter_add`` copies the zeros first,
+    and masks the padding row's gradients with a where rather than zeroing its one row."""
+
+    def backward(self, grad: Any) -> tuple[Any, None]:
+        (flat,) = self.saved
+        table = np.zeros(self.table_shape, self.dtype)
+        if not floating(table, grad) or not flat.shape[0] or not table.size:
+            return super().backward(grad)
+        rows = np.ascontiguousarray(grad).reshape(flat.shape[0], self.table_shape[1])
+        scatter_add_rows(table, flat, rows)
+        if self.padding_idx is not None:
+            table[self.padding_idx] = 0.0
+        return table, None
 
 
 def scatter_add_rows(out: Any, index: Any, rows: Any) -> None:
     """``out[index[i]] += rows[i]`` in place, compiled (``NumPyBackend.scatter_add``): the
-    rows of ``out`` in one share per thread this call may use."""
+    rows of ``out`` in one share per thread this call may use -- one when there are fewer than
+    ``SCATTER_SERIAL_BELOW`` values to add, whatever the table's size (an embedding's backward:
+    700 rows of 200 into 8 500 x 200 took 4.7 ms on threads under load, 0.1 ms on one)."""
     import numba
 
+    from . import _numba_loops
+
+    if rows.size < SCATTER_SERIAL_BELOW:
+        serial(_numba_loops.scatter_add_rows)(out, index, rows, 1)
+        return
     shares = max(1, min(numba.get_num_threads(), out.shape[0]))
     _loops().scatter_add_rows(out, index, rows, shares)
+
+
+SCATTER_SERIAL_BELOW = 1 << 18
 
 
 def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
@@ -580,11 +708,14 @@ def table() -> dict[str, Any]:
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
         "cross_entropy": CrossEntropyKernel,
+        "nll_loss": NLLKernel,
+        "embedding": EmbeddingKernel,
         "scaled_dot_product_attention": AttentionKernel,
         "attention_weights": AttentionWeightsKernel,
         "max_pool2d": MaxPoolKernel,
         "avg_pool2d": AvgPoolKernel,
         "conv2d": ConvKernel,
+        "lstm_sequence": LSTMSequenceKernel,
         "conv1d": Conv1dKernel,
         "max_pool1d": MaxPool1dKernel,
         "avg_pool1d": AvgPool1dKernel,

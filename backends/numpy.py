@@ -31,7 +31,7 @@ from ._mkl import accelerated as _mkl_accelerated
 from ._mkl import status as _mkl_status
 from ._mkl import worker_threads as mkl_worker_threads
 from ._numba_setup import status as _numba_status
-from ._numba_setup import worker_threads
+from ._numba_setup import warm_up_in_background, worker_threads
 from .array_api import ArrayAPIBackend
 
 
@@ -42,6 +42,7 @@ class NumPyBackend(ArrayAPIBackend):
     def __init__(self) -> None:
         super().__init__(xp, "numpy")
         keep_freed_memory()  # the next step's arrays reuse this one's pages (_malloc_setup)
+        warm_up_in_background()  # Numba's start-up while the model and data are made
 
     def asarray(self, data: Any, dtype: Any = None) -> np.ndarray:
         return np.asarray(data, dtype=dtype)

@@ -1,19 +1,31 @@
-"""Print the comparisons from a pytest-benchmark JSON file written by ``make bench``.
+"""Print the comparisons from the pytest-benchmark JSON files written by ``make bench``.
 
-    python -m bench.report [.benchmarks/bench.json]     (make bench runs the suite, then this)
+    python bench/report.py [.benchmarks/bench.json [.benchmarks/bench-openblas.json ...]]
 
-Every figure is a ratio of medians measured in the same run, so machine noise mostly cancels.
+The first file is the whole suite in the default install (MKL makes NumPy's matrix products on
+x86-64 Linux, OpenBLAS elsewhere), each further one a run of the workload tables under another
+BLAS (``DPARRAY_BLAS=openblas``); each file's tables say which products they measured. Every
+figure is a ratio of medians measured in the same run, so machine noise mostly cancels.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 
 OVERHEAD_OPS = 16
 
 
-def main(path: str) -> None:
+def main(paths: list[str]) -> None:
+    for index, path in enumerate(paths):
+        if index:
+            print()
+        print(f"== {path}")
+        report(path)
+
+
+def report(path: str) -> None:
     with open(path) as file:
         benchmarks = json.load(file)["benchmarks"]
     medians = {b["name"]: b["stats"]["median"] for b in benchmarks}
@@ -34,7 +46,13 @@ def main(path: str) -> None:
         print(f"  the two alternated in one loop: ratio of medians {interleaved:5.3f}x")
     workloads = [info for info in extra.values() if "workload" in info]
     if workloads:
-        print_dataparallel(sorted(workloads, key=lambda info: info["workload"]))
+        print_dataparallel(sorted(workloads, key=lambda info: _order(info["workload"])))
+    busy = [info for info in extra.values() if "busy" in info]
+    if busy:
+        print_busy(sorted(busy, key=lambda info: _order(info["busy"])))
+    first = [info for info in extra.values() if "first_step" in info]
+    if first:
+        print_first_steps(sorted(first, key=lambda info: _order(info["first_step"])))
     allreduce = extra.get("test_allreduce_two_ranks", {}).get("allreduce")
     if allreduce:
         print_allreduce(allreduce)
@@ -51,6 +69,33 @@ def print_mixed_precision(medians: dict) -> None:
         ratio = medians[precision] / medians["float32"]
         print(f"  {precision:9}{medians[precision] * 1e3:9.1f} ms  {ratio:5.2f}x float32's"
               + ("   goal on AMX: <= 0.4x" if precision == "bfloat16" else ""))
+
+
+def _order(name: str) -> tuple[int, str]:
+    """W1 ... W12 in their numeric order, the others after them."""
+    return (int(name[1:]), "") if name[1:].isdigit() else (99, name)
+
+
+def print_busy(results: list[dict]) -> None:
+    """Steps while another process spins on one core, against PyTorch's."""
+    print("One core busy (another process spinning): medians of interleaved runs (ms)")
+    print(f"  {'':7}{'unwrapped':>11}{'DP 2':>11}{'PyTorch':>11}   best / PyTorch (goal: <= 0.6x)")
+    for info in results:
+        best = min(info.get("unwrapped", float("inf")), info.get("dataparallel_2", float("inf")))
+        ratio = f"{best / info['pytorch']:5.2f}x" if "pytorch" in info else "    -"
+        cells = "".join(f"{info[key] * 1e3:11.2f}" if key in info else f"{'-':>11}"
+                        for key in ("unwrapped", "dataparallel_2", "pytorch"))
+        print(f"  {info['busy']:7}{cells}   {ratio}")
+
+
+def print_first_steps(results: list[dict]) -> None:
+    """A new process's first step against a warm one."""
+    print("First step of a new process (ms; import not included) against a warm step "
+          "(goal: <= 2x)")
+    for info in results:
+        print(f"  {info['first_step']:7}first {info['first'] * 1e3:8.1f}   warm "
+              f"{info['warm'] * 1e3:8.1f}   {info['first'] / info['warm']:5.2f}x   "
+              f"(import dparray {info['import'] * 1e3:.0f} ms)")
 
 
 def print_allreduce(results: dict) -> None:
@@ -70,7 +115,9 @@ GOALS = {"W1": "best <= 0.9x PyTorch; DP 2 >= 1.6x 1 core",
          "W2": "best <= 0.55x PyTorch",
          "W3": "best <= 1.0x PyTorch; DP 2 >= 1.6x 1 core",
          "W4": "best <= 1.0x PyTorch", "W5": "best <= 0.9x PyTorch",
-         "W6": "best <= 1.1x PyTorch"}
+         "W6": "best <= 1.1x PyTorch",
+         **{f"W{i}": "best <= 1.0x PyTorch" for i in range(7, 13)}}
+REAL_PROGRAMS = [f"W{i}" for i in range(7, 13)]
 COLUMNS = [("unwrapped", "unwrapped"), ("unwrapped_1_core", "1 core"),
            ("dataparallel_1", "DP 1"), ("dataparallel_2", "DP 2"),
            ("dataparallel_2_threads", "DP 2 thr"), ("dataparallel_2_inline", "DP 2 inl"),
@@ -105,9 +152,19 @@ def print_dataparallel(workloads: list[dict]) -> None:
         memory = f"{peak:8.1f}" if peak is not None else "       -"
         print(f"  {info['workload']:7}{torch} ({best_key}){speedup:7.2f}x{auto:7.2f}x "
               f"{chose:8}{memory}   goal: {GOALS.get(info['workload'], '-')}")
+    real = [best_ratio(info) for info in workloads if info["workload"] in REAL_PROGRAMS
+            and "pytorch" in info]
+    if real:
+        print(f"  W7-W12 geometric mean of best / PyTorch: {statistics.geometric_mean(real):.2f}x"
+              f" over {len(real)} (goal: <= 0.85x)")
     for info in workloads:
         print(f"  {info['workload']}: {info['description']}")
 
 
+def best_ratio(info: dict) -> float:
+    """The best dparray configuration's median over PyTorch's."""
+    return min(info.get(key, float("inf")) for key in DPARRAY) / info["pytorch"]
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else ".benchmarks/bench.json")
+    main(sys.argv[1:] or [".benchmarks/bench.json"])

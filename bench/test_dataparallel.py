@@ -13,6 +13,8 @@ Two kinds of benchmark:
 * ``test_interleaved[<workload>]``: every configuration of a workload timed round-robin in one
   loop, so that drift on a shared machine hits all alike; the medians go to ``extra_info`` for
   the ratio tables of ``bench/report.py`` -- the headline numbers.
+* ``test_one_core_busy[<workload>]``: the unwrapped module, DataParallel(2) and PyTorch,
+  round-robin, while another process spins on one core (``busy_core.py``).
 
 Configurations: the unwrapped module (on every core, and on one core's share: BLAS, MKL and
 the compiled kernels on one thread each), DataParallel with 1, 2 and 4 workers (``auto``),
@@ -38,8 +40,9 @@ from dparray.cli.workloads import WORKLOADS, dparray_step, interleaved_medians
 from dparray.parallel import auto as _auto
 
 from . import torch_process
+from .busy_core import one_core_busy
 
-ROUNDS = {"W2": 60, "CNN64": 30}
+ROUNDS = {"W2": 60, "CNN64": 30, "W8": 7, "W9": 7, "W10": 7}
 DEFAULT_ROUNDS = 9
 # Tiny steps start no BLAS threads to wait for, but are timed hot: after a few untimed steps.
 COOLDOWN = {"W2": 0.0, "CNN64": 0.0}
@@ -143,3 +146,24 @@ def test_interleaved(benchmark, name):
     products = dp.backend.describe(dp.get_backend("numpy")).get("matrix products", "?")
     benchmark.extra_info.update(workload=name, description=WORKLOADS[name].description,
                                 peaks=peaks, auto=auto, products=products, **medians)
+
+
+BUSY = ("W1", "W2", "W3", "W7")
+BUSY_CONFIGURATIONS = ("unwrapped", "dataparallel_2", "pytorch")
+
+
+@pytest.mark.parametrize("name", BUSY)
+@pytest.mark.benchmark(group="one-core-busy")
+def test_one_core_busy(benchmark, name):
+    """Built with the core busy too, so that DataParallel's ``auto`` chooses under it."""
+    medians = {}
+    with one_core_busy():
+        steps = {c: s for c in BUSY_CONFIGURATIONS if (s := build_step(name, c)) is not None}
+
+        def measure():
+            medians.update(interleaved_medians(steps, ROUNDS.get(name, DEFAULT_ROUNDS), WARMUP,
+                                               COOLDOWN.get(name, 0.15), LEAD_IN.get(name, 0)))
+
+        with _closing(list(steps.values())):
+            benchmark.pedantic(measure, rounds=1, iterations=1)
+    benchmark.extra_info.update(busy=name, **medians)

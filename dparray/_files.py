@@ -3,9 +3,12 @@
 ``write_atomically`` puts the bytes in a temporary file in the same folder, flushes it to
 disk, then renames it over the target, so a crash never leaves a half-written file; the
 temporary's name carries its writer's process id, and each write removes the temporaries that
-writers which no longer run left beside the same target. ``read_regular_file`` reads regular
-files only, without blocking on a FIFO or reading a device forever. ``dparray.io`` saves its
-safetensors files through these; anything else that writes files may too (the demo's plots).
+writers which no longer run left beside the same target. ``replace`` does the same for a
+writer that streams its bytes into the temporary file, so nothing needs the whole payload in
+memory. ``open_regular_file`` opens regular files only, without blocking on a FIFO or reading a
+device forever, and ``read_exactly`` fills a buffer from it or says the file shrank.
+``dparray.io`` saves and loads its safetensors files through these; anything else that writes
+files may too (the demo's plots).
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Callable, Iterator
+from io import FileIO
+from typing import BinaryIO
 
 from dparray._checks import check_bool
 
@@ -27,20 +33,21 @@ def write_atomically(path: str | os.PathLike[str], payload: bytes, *,
                      follow_symlinks: bool = True) -> None:
     """Replace the file at ``path`` by ``payload`` in one step: a temporary file beside it,
     flushed to disk, then renamed over it, so readers see the old file or the new one, never
-    a part. ``save`` writes through it; anything else may too (the demo's plots do).
+    a part. Anything may write through it (the demo's plots do).
 
     Keeps an existing file's permission bits (not its owner). ``follow_symlinks`` as in
     ``save``; FIFOs, devices and folders are refused with an ``OSError``, untouched.
     """
     check_bool(follow_symlinks, "follow_symlinks", "write_atomically")
     target, mode = target_of(os.fspath(path), follow_symlinks)
-    replace(target, payload, mode)
+    replace(target, lambda file: file.write(payload), mode)
 
 
-def read_regular_file(path: str) -> bytearray:
-    """The bytes of the regular file at ``path``. Anything else is refused before a byte is
-    read: opened without blocking (a FIFO with no writer would block the open), checked with
-    fstat on the open descriptor (no race with a rename), read for exactly the size it has."""
+@contextlib.contextmanager
+def open_regular_file(path: str) -> Iterator[tuple[FileIO, int]]:
+    """The regular file at ``path``, open for reading, and its size. Anything else is refused
+    before a byte is read: opened without blocking (a FIFO with no writer would block the
+    open), checked with fstat on the open descriptor (no race with a rename)."""
     _refuse_non_regular(os.stat(path).st_mode, path, "load")  # opening a device can act
     descriptor = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_NOCTTY", 0) | _OPEN_FLAGS)
     try:
@@ -48,18 +55,31 @@ def read_regular_file(path: str) -> bytearray:
         _refuse_non_regular(info.st_mode, path, "load")
         if _NONBLOCK:
             os.set_blocking(descriptor, True)
-        buffer = bytearray(info.st_size)
-        view, done = memoryview(buffer), 0
         with open(descriptor, "rb", buffering=0, closefd=False) as file:
-            while done < len(buffer):
-                count = file.readinto(view[done:])
-                if not count:
-                    raise ValueError(f"{path} changed while it was read: it shrank to "
-                                     f"{done} bytes")
-                done += count
-        return buffer
+            yield file, info.st_size
     finally:
         os.close(descriptor)
+
+
+def read_exactly(file: FileIO, buffer: memoryview, path: str) -> None:
+    """Fill ``buffer`` from ``file``'s position on; a ValueError if the file ends first (it
+    shrank while it was read: its size was checked when it was opened)."""
+    done = 0
+    while done < len(buffer):
+        count = file.readinto(buffer[done:])
+        if not count:
+            raise ValueError(f"{path} changed while it was read: it shrank by at least "
+                             f"{len(buffer) - done} bytes")
+        done += count
+
+
+def read_regular_file(path: str) -> bytearray:
+    """The bytes of the regular file at ``path`` (see ``open_regular_file``), read for exactly
+    the size it has."""
+    with open_regular_file(path) as (file, size):
+        buffer = bytearray(size)
+        read_exactly(file, memoryview(buffer), path)
+        return buffer
 
 
 def _refuse_non_regular(mode: int, path: str, action: str) -> None:
@@ -90,8 +110,9 @@ def target_of(path: str, follow_symlinks: bool) -> tuple[str, int | None]:
     return target, info.st_mode & 0o777
 
 
-def replace(target: str, payload: bytes, mode: int | None) -> None:
-    """Write ``payload`` to a temporary beside ``target``, then rename it over ``target``."""
+def replace(target: str, write: Callable[[BinaryIO], object], mode: int | None) -> None:
+    """Call ``write(file)`` on a temporary beside ``target``, flush it to disk, then rename it
+    over ``target``; if anything fails, the temporary is removed and ``target`` is untouched."""
     folder, name = os.path.split(os.path.abspath(target))
     _remove_stale_temporaries(folder, name)
     temporary = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
@@ -102,7 +123,7 @@ def replace(target: str, payload: bytes, mode: int | None) -> None:
         with os.fdopen(descriptor, "wb") as file:
             if mode is not None:
                 os.chmod(file.fileno() if os.chmod in os.supports_fd else temporary, mode)
-            file.write(payload)
+            write(file)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, target)

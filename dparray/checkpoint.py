@@ -2,10 +2,11 @@
 step, the epoch and your metadata in one safetensors file, written atomically, restored in one
 call that changes nothing unless all of it fits.
 
-Nested state is flattened: each tensor is one entry of the file, named by its place
-(``model/fc1.weight``, ``optimizer/state/0/exp_avg``), and everything else -- numbers, strings,
-the nesting itself -- is JSON in the header's metadata (``dparray.checkpoint``), with a
-reference where each tensor was. Nothing is pickled, so loading a checkpoint never runs code,
+Nested state is flattened as ``dparray.save`` flattens it (``dparray._nested``): each tensor
+is one entry of the file, named by its place (``model/fc1.weight``,
+``optimizer/state/0/exp_avg``), and everything else -- numbers, strings, the nesting itself --
+is JSON in the header's metadata (``dparray.checkpoint``), with a reference where each tensor
+was. Nothing is pickled, so loading a checkpoint never runs code,
 and the file is a plain safetensors file that ``dparray.load`` (or any safetensors reader)
 opens. It carries ``dparray.io``'s checksum, so a damaged checkpoint is an error, never a
 silently different state.
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dparray import _nested
 from dparray import io as _io
 from dparray import random as _random
 from dparray._checks import check_int, describe
@@ -91,7 +93,7 @@ def save_checkpoint(path: str | os.PathLike[str], *, model: Module,
     if scaler is not None:
         state["scaler"] = scaler.state_dict()
     tensors: dict[str, Tensor] = {}
-    described = _encode(state, "", tensors)
+    described = _nested.encode(state, where, tensors)
     _io._write(tensors, path, user, {CHECKPOINT_KEY: json.dumps(described)},
                follow_symlinks=True)
 
@@ -160,63 +162,6 @@ def _restore(name: str, model: Module, optimizer: Optimizer | None,
         raise
 
 
-# ----------------------------------------------------------------------- flattening to JSON
-def _encode(value: Any, key: str, tensors: dict[str, Tensor]) -> Any:
-    """``value`` as JSON data, each tensor replaced by ``{"tensor": key}`` and stored in
-    ``tensors`` under its path; dicts, lists and tuples are tagged, so they come back as they
-    were (int keys stay ints, tuples stay tuples)."""
-    if isinstance(value, Tensor):
-        if key in tensors:
-            raise ValueError(f"save_checkpoint: two entries of the state are named {key!r}")
-        tensors[key] = value
-        return {"tensor": key}
-    if isinstance(value, Mapping):
-        pairs = []
-        for k, v in value.items():
-            if isinstance(k, bool) or not isinstance(k, (str, int)):
-                raise TypeError(f"save_checkpoint: {key or 'the state'} has a key "
-                                f"{describe(k)}; a checkpoint holds str and int keys")
-            pairs.append([k, _encode(v, f"{key}/{k}" if key else str(k), tensors)])
-        return {"dict": pairs}
-    if isinstance(value, (list, tuple)):
-        items = [_encode(v, f"{key}/{i}", tensors) for i, v in enumerate(value)]
-        return {"tuple" if isinstance(value, tuple) else "list": items}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    raise TypeError(f"save_checkpoint: {key} is {describe(value)}; a checkpoint holds tensors, "
-                    "numbers, strings, None, lists, tuples and dicts")
-
-
-class _NotACheckpoint(Exception):
-    """The description in a file is not one ``_encode`` wrote; says why."""
-
-
-def _decode(value: Any, tensors: Mapping[str, Tensor], used: set[str]) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if not isinstance(value, dict) or len(value) != 1:
-        raise _NotACheckpoint(f"an entry is {describe(value)}")
-    ((tag, content),) = value.items()
-    if tag == "tensor":
-        if not isinstance(content, str) or content not in tensors or content in used:
-            raise _NotACheckpoint(f"a reference to tensor {content!r}, which it does not hold "
-                                  "(or twice)")
-        used.add(content)
-        return tensors[content]
-    if tag in ("list", "tuple") and isinstance(content, list):
-        items = [_decode(item, tensors, used) for item in content]
-        return tuple(items) if tag == "tuple" else items
-    if tag == "dict" and isinstance(content, list):
-        result = {}
-        for pair in content:
-            if (not isinstance(pair, list) or len(pair) != 2 or isinstance(pair[0], bool)
-                    or not isinstance(pair[0], (str, int))):
-                raise _NotACheckpoint(f"a dict entry is {describe(pair)}")
-            result[pair[0]] = _decode(pair[1], tensors, used)
-        return result
-    raise _NotACheckpoint(f"an entry is tagged {tag!r}")
-
-
 def _decode_checkpoint(saved: _io.SavedFile, name: str) -> dict[str, Any]:
     """The state ``save_checkpoint`` described in the file, with its tensors in place."""
     text = saved.reserved.get(CHECKPOINT_KEY)
@@ -225,12 +170,12 @@ def _decode_checkpoint(saved: _io.SavedFile, name: str) -> dict[str, Any]:
                          "dparray.load reads plain state dicts")
     try:
         used: set[str] = set()
-        state = _decode(json.loads(text), saved.tensors, used)
+        state = _nested.decode(json.loads(text), saved.tensors, used)
         _check_top_level(state)
         unused = sorted(set(saved.tensors) - used)
         if unused:
-            raise _NotACheckpoint(f"it holds tensors it does not describe: {unused[:5]}")
-    except (ValueError, RecursionError, _NotACheckpoint) as error:
+            raise _nested.NotEncoded(f"it holds tensors it does not describe: {unused[:5]}")
+    except (ValueError, RecursionError, _nested.NotEncoded) as error:
         raise ValueError(f"{name} is not a valid dparray checkpoint: {error}") from None
     return dict(state)
 
@@ -238,20 +183,20 @@ def _decode_checkpoint(saved: _io.SavedFile, name: str) -> dict[str, Any]:
 def _check_top_level(state: Any) -> None:
     if not isinstance(state, dict) or set(state) - _OPTIONAL != _TOP_LEVEL:
         found = sorted(map(str, state)) if isinstance(state, dict) else describe(state)
-        raise _NotACheckpoint(f"its state has {found}, not {sorted(_TOP_LEVEL)}")
+        raise _nested.NotEncoded(f"its state has {found}, not {sorted(_TOP_LEVEL)}")
     if state["version"] != FORMAT_VERSION:
-        raise _NotACheckpoint(f"it has format {state['version']!r}; this dparray reads "
+        raise _nested.NotEncoded(f"it has format {state['version']!r}; this dparray reads "
                               f"format {FORMAT_VERSION}")
     if not isinstance(state["model"], dict) or not isinstance(state["random"], dict):
-        raise _NotACheckpoint("it has no model or random state")
+        raise _nested.NotEncoded("it has no model or random state")
     for part in ("optimizer", "scheduler", "scaler"):
         if state.get(part) is not None and not isinstance(state[part], dict):
-            raise _NotACheckpoint(f"its {part} state is {describe(state[part])}")
+            raise _nested.NotEncoded(f"its {part} state is {describe(state[part])}")
     for count in ("step", "epoch"):
         value = state[count]
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 0):
-            raise _NotACheckpoint(f"its {count} is {value!r}")
+            raise _nested.NotEncoded(f"its {count} is {value!r}")
 
 
 # ------------------------------------------------------------------------------- arguments

@@ -179,23 +179,47 @@ def linspace(start: float, stop: float, num: int, *, endpoint: bool = True, dtyp
              requires_grad: bool = False, backend: str | Backend | None = None,
              device: Any = None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop``, ``stop`` included unless
-    ``endpoint=False`` (the array API's ``linspace``; PyTorch calls ``num`` ``steps``). A
-    floating dtype: the default one unless ``dtype`` says otherwise.
+    ``endpoint=False`` (the array API's ``linspace``; PyTorch calls ``num`` ``steps``). The
+    default float dtype unless ``dtype`` says otherwise; an integer dtype gives PyTorch's
+    integers: the bounds truncated to integers, the steps between them computed in double
+    precision and truncated.
 
     Examples:
         >>> import dparray
         >>> dparray.linspace(0.0, 1.0, 5).tolist()
         [0.0, 0.25, 0.5, 0.75, 1.0]
+        >>> dparray.linspace(0, 10, 5, dtype="int64").tolist()
+        [0, 2, 5, 7, 10]
     """
     start = check_number(start, "start", "linspace")
     stop = check_number(stop, "stop", "linspace")
     num = check_int(num, "num", "linspace", minimum=0)
     endpoint = check_bool(endpoint, "endpoint", "linspace")
     target, native, place = _target(backend, dtype, device, "linspace")
-    if not _dtypes.from_native(target, native).is_floating:
-        raise TypeError(f"linspace: dtype must be a floating dtype, got {describe(dtype)}")
-    array = target.xp.linspace(start, stop, num, dtype=native, endpoint=endpoint, device=place)
+    kind = _dtypes.from_native(target, native)
+    if kind.is_floating:
+        array = target.xp.linspace(start, stop, num, dtype=native, endpoint=endpoint,
+                                   device=place)
+    elif kind.kind == "bool":
+        raise TypeError(f"linspace: dtype must be a number dtype, got {describe(dtype)}")
+    else:
+        values = _integer_linspace(int(start), int(stop), num + (not endpoint))[:num]
+        low, high = _dtypes.value_range(kind)
+        if values and not low <= min(values) <= max(values) <= high:
+            raise ValueError(f"linspace: values from {start} to {stop} do not fit {kind.name}")
+        array = target.xp.asarray(values, dtype=native, device=place)
     return _finish(Tensor(array, target), requires_grad)
+
+
+def _integer_linspace(start: int, stop: int, num: int) -> list[int]:
+    """PyTorch's integer ``linspace``: from both ends towards the middle, in double
+    precision, each value truncated (so the ends are exact)."""
+    if num == 1:
+        return [start]
+    step = (stop - start) / (num - 1)
+    halfway = num // 2
+    return [int(start + step * i) if i < halfway else int(stop - step * (num - i - 1))
+            for i in range(num)]
 
 
 def randn(*shape: Any, dtype: Any = None, seed: int | None = None, requires_grad: bool = False,

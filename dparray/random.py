@@ -1,11 +1,15 @@
 """Random streams: one seeded generator per backend, reproducible by default.
 
 Like PyTorch, dparray starts from a fixed seed, so a script that never seeds still repeats run
-to run; ``manual_seed`` restarts every stream. The current set of streams is a context
-variable: ``fork_rng`` gives a block (a DataParallel worker, say) streams of its own
-without disturbing anyone else's. ``get_state`` and ``set_state`` capture and restore the
-current streams exactly (as plain JSON-able data), so a resumed run draws what the first would
-have drawn.
+to run; ``manual_seed`` restarts every stream. Each thread's streams are its own: the main
+thread's, those a thread seeds for itself (``manual_seed`` or ``set_state`` in it), and one set
+that the threads which never seed share, derived from the main thread's seed. So a thread that
+seeds draws the same numbers whatever runs in other threads meanwhile -- a DataParallel, another
+training loop, a thread that reseeds. Within a thread the current streams are a context
+variable: ``fork_rng`` gives a block (a DataParallel chunk, say) streams of its own without
+disturbing anyone else's. ``get_state`` and ``set_state`` capture and restore the current
+streams exactly (as plain JSON-able data), so a resumed run draws what the first would have
+drawn.
 """
 
 from __future__ import annotations
@@ -121,14 +125,22 @@ class RandomStreams:
         return streams
 
 
-_global = RandomStreams(DEFAULT_SEED)
+_UNSEEDED_THREADS = 2**62  # the index the shared streams of unseeded threads are mixed with
+
+_main = RandomStreams(DEFAULT_SEED)  # the main thread's streams
+_unseeded = RandomStreams(_mix(DEFAULT_SEED, _UNSEEDED_THREADS))  # threads that never seeded
+# a fork_rng block's streams, or those a thread other than the main one gave itself (each
+# thread starts with an empty context, so a value set in one is never seen by another)
 _override: contextvars.ContextVar[RandomStreams | None] = contextvars.ContextVar(
     "dparray_random_streams", default=None
 )
 
 
 def manual_seed(seed: int) -> None:
-    """Restart the random streams of every backend from ``seed`` (inside ``fork_rng``: its own).
+    """Restart the random streams of every backend from ``seed``: the calling thread's (inside
+    ``fork_rng``: the block's). Other threads' streams are left alone; seeding the main thread
+    also restarts the streams shared by the threads that never seed themselves (from a seed
+    derived from ``seed``).
 
     Examples:
         >>> import dparray
@@ -137,12 +149,20 @@ def manual_seed(seed: int) -> None:
         >>> bool((a == b).all())
         True
     """
-    global _global
+    global _unseeded
     streams = RandomStreams(seed)
-    if _override.get() is not None:
+    if _install(streams):
+        _unseeded = RandomStreams(_mix(streams.seed, _UNSEEDED_THREADS))
+
+
+def _install(streams: RandomStreams) -> bool:
+    """Make ``streams`` the current ones; True when they became the main thread's."""
+    global _main
+    if _override.get() is not None or threading.current_thread() is not threading.main_thread():
         _override.set(streams)
-    else:
-        _global = streams
+        return False
+    _main = streams
+    return True
 
 
 def get_state() -> dict[str, Any]:
@@ -166,12 +186,7 @@ def set_state(state: Mapping[str, Any]) -> None:
     """Make the current random streams (inside ``fork_rng``: the block's) continue from
     ``state``, what ``get_state`` returned, here or in another process: the same draws follow.
     A state that is not one is refused (TypeError or ValueError) and nothing changes."""
-    global _global
-    streams = RandomStreams.from_state(state)
-    if _override.get() is not None:
-        _override.set(streams)
-    else:
-        _global = streams
+    _install(RandomStreams.from_state(state))
 
 
 def initial_seed() -> int:
@@ -180,8 +195,12 @@ def initial_seed() -> int:
 
 
 def current_streams() -> RandomStreams:
+    """The streams draws come from here: the block's, the thread's own, the main thread's, or
+    (in a thread that never seeded) the ones unseeded threads share."""
     streams = _override.get()
-    return _global if streams is None else streams
+    if streams is not None:
+        return streams
+    return _main if threading.current_thread() is threading.main_thread() else _unseeded
 
 
 def generator(backend: Backend) -> RandomGenerator:

@@ -327,8 +327,8 @@ class TensorMethods(_Conversions):
     def minimum(self, other: Any) -> Tensor:
         return _ops.minimum(self, other)
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.sum(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _ops.mean(self, axis=axis, keepdims=keepdims)
@@ -339,8 +339,9 @@ class TensorMethods(_Conversions):
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _ops.min(self, axis=axis, keepdims=keepdims)
 
-    def var(self, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
-        return _ops.var(self, axis=axis, correction=correction, keepdims=keepdims)
+    def var(self, axis: Any = None, correction: float | bool | None = None,
+            keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
+        return _ops.var(self, axis, correction, keepdims, unbiased=unbiased)
 
     def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _ops.logsumexp(self, axis=axis, keepdims=keepdims)
@@ -363,11 +364,12 @@ class TensorMethods(_Conversions):
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
         return _ops.argmin(self, axis=axis, keepdims=keepdims)
 
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
-    def std(self, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
-        return _ops.std(self, axis=axis, correction=correction, keepdims=keepdims)
+    def std(self, axis: Any = None, correction: float | bool | None = None,
+            keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
+        return _ops.std(self, axis, correction, keepdims, unbiased=unbiased)
 
     def cumsum(self, axis: int | None = None) -> Tensor:
         return _ops.cumsum(self, axis)
@@ -560,7 +562,7 @@ class TensorMethods(_Conversions):
     def flip(self, axis: Any = None) -> Tensor:
         return _ops.flip(self, axis)
 
-    def roll(self, shift: Any, axis: Any = None) -> Tensor:
+    def roll(self, shift: Any = None, axis: Any = None) -> Tensor:
         return _ops.roll(self, shift, axis)
 
     def tile(self, *repetitions: Any) -> Tensor:
@@ -584,8 +586,9 @@ class TensorMethods(_Conversions):
     def gather(self, axis: int, index: Any) -> Tensor:
         return _ops.gather(self, axis, index)
 
-    def scatter(self, axis: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
-        return _ops.scatter(self, axis, index, src, value=value)
+    def scatter(self, axis: int, index: Any, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:
+        return _ops.scatter(self, axis, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, axis: int, index: Any, src: Tensor) -> Tensor:
         return _ops.scatter_add(self, axis, index, src)
@@ -709,9 +712,6 @@ class TensorMethods(_Conversions):
     def mul(self, other: Any) -> Tensor:
         return _ops.mul(self, other)
 
-    def div(self, other: Any) -> Tensor:
-        return _ops.div(self, other)
-
     def neg(self) -> Tensor:
         return _ops.neg(self)
 
@@ -742,6 +742,33 @@ class TensorMethods(_Conversions):
     def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Self:
         _ops.index_put_(self, indices, values, accumulate=accumulate)
         return self
+
+
+    # ------------------------------------------------------- PyTorch's ops of the peer op tests
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return _ops.div(self, other, rounding_mode=rounding_mode)
+
+    def fmod(self, other: Any) -> Tensor:
+        return _ops.fmod(self, other)
+
+    def copysign(self, other: Any) -> Tensor:
+        return _ops.copysign(self, other)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+        return _ops.nonzero(self, as_tuple=as_tuple)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        return _ops.masked_select(self, mask)
+
+    def unfold(self, axis: int, size: int, step: int) -> Tensor:
+        return _ops.unfold(self, axis, size, step)
+
+    def unflatten(self, axis: int, sizes: Any) -> Tensor:
+        return _ops.unflatten(self, axis, sizes)
+
+    def scatter_reduce(self, axis: int, index: Any, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        return _ops.scatter_reduce(self, axis, index, src, reduce, include_self=include_self)
 
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",

@@ -213,7 +213,10 @@ REDUCTIONS = [
     Case("max_axis", lambda x: x.max(axis=1), [(3, 4)], lambda x: x.max(axis=1), ["distinct"]),
     Case("min_axis_keepdims", lambda x: x.min(axis=0, keepdims=True), [(3, 4)],
          lambda x: x.min(axis=0, keepdims=True), ["distinct"]),
-    Case("var_all", dp.var, [(3, 4)], np.var),
+    Case("var_all", dp.var, [(3, 4)], lambda x: np.var(x, ddof=1)),  # PyTorch's correction 1
+    Case("var_population", lambda x: x.var(correction=0), [(3, 4)], np.var),
+    Case("var_unbiased_false", lambda x: x.var(axis=0, unbiased=False), [(3, 4)],
+         lambda x: np.var(x, axis=0)),
     Case("var_axis_corrected", lambda x: x.var(axis=1, correction=1), [(3, 4)],
          lambda x: x.var(axis=1, ddof=1)),
     Case("logsumexp_all", dp.logsumexp, [(3, 4)], lambda x: _logsumexp(x, None)),
@@ -227,7 +230,9 @@ REDUCTIONS = [
          ["with_zeros"]),
     Case("prod_two_zeros_keepdims", lambda x: x.prod(axis=0, keepdims=True), [(6, 2)],
          lambda x: x.prod(axis=0, keepdims=True), ["with_zeros"]),
-    Case("std_all", dp.std, [(3, 4)], np.std),
+    Case("std_all", dp.std, [(3, 4)], lambda x: np.std(x, ddof=1)),
+    Case("std_positional_unbiased", lambda x: x.std(1, False), [(3, 4)],
+         lambda x: np.std(x, axis=1)),
     Case("std_axis_corrected", lambda x: x.std(axis=0, correction=1), [(3, 4)],
          lambda x: x.std(axis=0, ddof=1)),
 ]
@@ -394,3 +399,201 @@ CONSTANT_CASES = [
     ConstantCase("relu_int", dp.relu, [_INTS], lambda x: np.maximum(x, 0)),
     ConstantCase("clip_int", lambda x: x.clip(-5, 6), [_INTS], lambda x: np.clip(x, -5, 6)),
 ]
+
+
+# ------------------------------------------- ops that a ported peer op-test suite found missing
+_SCATTER_INDEX = np.array([[0, 2, 1, 0], [2, 2, 0, 1], [0, 1, 1, 1]])
+_MASK_2x3 = np.array([[True, False, True], [False, True, True]])
+F = dp.nn.functional
+
+
+def _windows(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...]) -> np.ndarray:
+    """``(N, C, *out, *kernel)`` windows of ``(N, C, *spatial)`` ``x``, NumPy's view."""
+    view = np.lib.stride_tricks.sliding_window_view(x, kernel, axis=tuple(range(2, x.ndim)))
+    return view[(slice(None), slice(None), *(slice(None, None, s) for s in stride))]
+
+
+def _conv3d(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return np.einsum("ncdhwijk,ocijk->nodhw", _windows(x, w.shape[2:], (1, 1, 1)), w)
+
+
+def _conv_transpose3d(x: np.ndarray, w: np.ndarray, stride: int) -> np.ndarray:
+    """Each input entry scatters ``x * w`` into the output, ``stride`` apart."""
+    n, _, d, h, width = x.shape
+    k = w.shape[2:]
+    out = np.zeros((n, w.shape[1], *((s - 1) * stride + kk for s, kk in zip(
+        (d, h, width), k, strict=True))))
+    for i, j, m in np.ndindex(d, h, width):
+        patch = np.einsum("nc,cokji->nokji", x[:, :, i, j, m], w[:, :, ::-1, ::-1, ::-1])
+        out[:, :, i * stride:i * stride + k[0], j * stride:j * stride + k[1],
+            m * stride:m * stride + k[2]] += patch[:, :, ::-1, ::-1, ::-1]
+    return out
+
+
+def _scatter_reduce(x: np.ndarray, src: np.ndarray, reduce: Callable[..., Any],
+                    include_self: bool) -> np.ndarray:
+    """Along axis 0, written one position at a time."""
+    out = x.copy()
+    for row, column in np.ndindex(x.shape):
+        picked = list(src[_SCATTER_INDEX[:, column] == row, column])
+        if picked:
+            out[row, column] = reduce([x[row, column], *picked] if include_self else picked)
+    return out
+
+
+def _cubic(t: float) -> list[float]:
+    """Keys' cubic convolution weights (a = -0.75) of the taps -1, 0, 1, 2 at distance t."""
+    a = -0.75
+
+    def near(s: float) -> float:
+        return (a + 2) * s**3 - (a + 3) * s**2 + 1
+
+    def far(s: float) -> float:
+        return a * s**3 - 5 * a * s**2 + 8 * a * s - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _resample_matrix(n: int, out: int, mode: str, align_corners: bool) -> np.ndarray:
+    """``(out, n)``: the weights each output entry gives the input entries along one axis, from
+    the definition of each mode (PyTorch's source positions, edges clamped)."""
+    m = np.zeros((out, n))
+    scale = (n - 1) / (out - 1) if align_corners else n / out
+    for i in range(out):
+        source = scale * i if align_corners else scale * (i + 0.5) - 0.5
+        if mode == "nearest-exact":
+            m[i, min(int(np.floor((i + 0.5) * n / out)), n - 1)] = 1.0
+        elif mode == "bicubic":
+            low = int(np.floor(source))
+            for j, weight in enumerate(_cubic(source - low)):
+                m[i, min(max(low - 1 + j, 0), n - 1)] += weight
+        else:
+            source = max(source, 0.0)
+            low = min(int(np.floor(source)), n - 1)
+            t = source - low
+            m[i, low] += 1 - t
+            m[i, min(low + 1, n - 1)] += t
+    return m
+
+
+def _resampled(x: np.ndarray, size: tuple[int, ...], mode: str,
+               align_corners: bool = False) -> np.ndarray:
+    for axis, out in enumerate(size, start=2):
+        m = _resample_matrix(x.shape[axis], out, mode, align_corners)
+        x = np.moveaxis(np.tensordot(m, np.moveaxis(x, axis, 0), axes=1), 0, axis)
+    return x
+
+
+def _normalized(x: np.ndarray, p: float, axis: int) -> np.ndarray:
+    norm = np.sum(np.abs(x) ** p, axis=axis, keepdims=True) ** (1 / p)
+    return x / np.maximum(norm, 1e-12)
+
+
+def _gqa(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    groups = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    return _softmax(scores, -1) @ v
+
+
+PEER = [
+    Case("fmod", dp.fmod, [(3, 4), (4,)], np.fmod, ["wide", "away"]),
+    Case("fmod_scalar_method", lambda a: a.fmod(-1.5), [(3, 4)], lambda a: np.fmod(a, -1.5),
+         ["wide"]),
+    Case("copysign", dp.copysign, [(3, 4), (3, 4)], np.copysign, ["away", "away"]),
+    Case("copysign_scalar", lambda a: a.copysign(-2.0), [(5,)], lambda a: np.copysign(a, -2.0),
+         ["away"]),
+    Case("div_trunc", lambda a, b: dp.div(a, b, rounding_mode="trunc"), [(3, 4), (4,)],
+         lambda a, b: np.trunc(a / b), ["wide", "away"]),
+    Case("div_floor_method", lambda a, b: a.div(b, rounding_mode="floor"), [(3, 4), (4,)],
+         lambda a, b: np.floor_divide(a, b), ["wide", "away"]),
+    Case("div_none", lambda a, b: dp.div(a, b, rounding_mode=None), [(3, 4), (4,)], np.divide,
+         ["normal", "away"]),
+    Case("masked_select", lambda a: dp.masked_select(a, dp.tensor(_MASK_2x3, backend=a.backend)),
+         [(2, 3)], lambda a: a[_MASK_2x3]),
+    Case("masked_select_broadcast", lambda a: a.masked_select(
+        dp.tensor(_MASK_2x3[0], backend=a.backend)), [(4, 3)],
+        lambda a: a[np.broadcast_to(_MASK_2x3[0], (4, 3))]),
+    Case("unfold", lambda a: a.unfold(1, 3, 2), [(2, 7, 3)],
+         lambda a: np.lib.stride_tricks.sliding_window_view(a, 3, axis=1)[:, ::2]),
+    Case("unflatten", lambda a: a.unflatten(-1, (3, 2)), [(2, 6)], lambda a: a.reshape(2, 3, 2)),
+    *(Case(f"scatter_reduce_{name}" + ("" if include_self else "_without_self"),
+           lambda a, s, r=name, k=include_self: a.scatter_reduce(
+               0, dp.tensor(_SCATTER_INDEX, backend=a.backend), s, r, include_self=k),
+           [(3, 4), (3, 4)],
+           lambda a, s, f=function, k=include_self: _scatter_reduce(a, s, f, k),
+           ["distinct", "distinct"] if name in ("amax", "amin") else ["positive", "away"])
+      for name, function in (("sum", np.sum), ("prod", np.prod), ("mean", np.mean),
+                             ("amax", np.max), ("amin", np.min))
+      for include_self in (True, False)),
+    Case("std_mean", lambda a: dp.stack(dp.std_mean(a, axis=1)), [(3, 4)],
+         lambda a: np.stack([a.std(axis=1, ddof=1), a.mean(axis=1)])),
+    Case("var_mean_keepdims", lambda a: dp.cat(dp.var_mean(a, 0, correction=0, keepdims=True)),
+         [(3, 4)], lambda a: np.concatenate([a.var(axis=0, keepdims=True),
+                                             a.mean(axis=0, keepdims=True)])),
+    Case("normalize", F.normalize, [(3, 4)], lambda a: _normalized(a, 2.0, 1)),
+    Case("normalize_p3_dim0", lambda a: F.normalize(a, p=3.0, dim=0), [(3, 4)],
+         lambda a: _normalized(a, 3.0, 0), ["away"]),
+    Case("squeeze_not_one", lambda a: a.squeeze((0, 1)), [(1, 3, 2)], lambda a: a[0]),
+    Case("roll_shifts_dims", lambda a: a.roll(shifts=(1, -2), dims=(0, 1)), [(3, 4)],
+         lambda a: np.roll(a, (1, -2), (0, 1))),
+    Case("einsum_ellipsis_summed", lambda a, b: dp.einsum("ij...,ij...->ij", a, b),
+         [(2, 3, 4), (2, 3, 4)], lambda a, b: (a * b).sum(axis=2)),
+    Case("sdpa_grouped_query", lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v, enable_gqa=True), [(1, 4, 3, 2), (1, 2, 5, 2), (1, 2, 5, 3)], _gqa),
+    Case("conv3d", F.conv3d, [(2, 2, 4, 3, 4), (3, 2, 2, 2, 3)], _conv3d),
+    Case("conv_transpose3d", lambda x, w: F.conv_transpose3d(x, w, stride=2),
+         [(1, 2, 2, 3, 2), (2, 3, 2, 3, 2)], lambda x, w: _conv_transpose3d(x, w, 2)),
+    Case("max_pool3d", lambda x: F.max_pool3d(x, 2, stride=(1, 2, 1)), [(1, 2, 3, 4, 3)],
+         lambda x: _windows(x, (2, 2, 2), (1, 2, 1)).max(axis=(-3, -2, -1)), ["distinct"]),
+    Case("avg_pool3d", lambda x: F.avg_pool3d(x, (2, 3, 2)), [(1, 2, 4, 6, 4)],
+         lambda x: _windows(x, (2, 3, 2), (2, 3, 2)).mean(axis=(-3, -2, -1))),
+    Case("max_unpool2d", lambda x: F.max_unpool2d(
+        *F.max_pool2d(x, 2, return_indices=True), 2), [(1, 2, 4, 6)],
+        lambda x: np.where(x == np.repeat(np.repeat(_windows(x, (2, 2), (2, 2)).max(
+            axis=(-2, -1)), 2, axis=2), 2, axis=3), x, 0.0), ["distinct"]),
+    Case("interpolate_linear", lambda x: F.interpolate(x, size=9, mode="linear"), [(2, 3, 5)],
+         lambda x: _resampled(x, (9,), "linear")),
+    Case("interpolate_trilinear_align", lambda x: F.interpolate(
+        x, size=(3, 5, 2), mode="trilinear", align_corners=True), [(1, 2, 2, 3, 4)],
+        lambda x: _resampled(x, (3, 5, 2), "linear", align_corners=True)),
+    Case("interpolate_bicubic", lambda x: F.interpolate(x, size=(6, 3), mode="bicubic"),
+         [(1, 2, 4, 5)], lambda x: _resampled(x, (6, 3), "bicubic")),
+    Case("interpolate_bicubic_align", lambda x: F.interpolate(
+        x, size=(7, 4), mode="bicubic", align_corners=True), [(1, 1, 4, 3)],
+        lambda x: _resampled(x, (7, 4), "bicubic", align_corners=True)),
+    Case("interpolate_nearest_exact", lambda x: F.interpolate(x, size=(5, 7),
+                                                              mode="nearest-exact"),
+         [(1, 2, 3, 4)], lambda x: _resampled(x, (5, 7), "nearest-exact")),
+]
+ALL_CASES += PEER
+
+_NEGATIVE_POWERS = np.array([-1, -3, -3, -2, 2, 4])
+
+PEER_CONSTANT = [
+    ConstantCase("pow_int_negative_tensor", lambda a, b: a**b,
+                 [np.array([2, 1, -1, -1, 3, 0]), _NEGATIVE_POWERS],
+                 lambda a, b: np.array([0, 1, -1, 1, 9, 0])),
+    ConstantCase("fmod_int", dp.fmod, [_INTS, _DIVISORS], np.fmod),
+    ConstantCase("div_trunc_int", lambda a, b: dp.div(a, b, rounding_mode="trunc"),
+                 [_INTS, _DIVISORS], lambda a, b: np.trunc(a / b).astype(np.int64)),
+    ConstantCase("div_floor_int", lambda a, b: a.div(b, rounding_mode="floor"),
+                 [_INTS, _DIVISORS], np.floor_divide),
+    ConstantCase("or_int32_wraps", lambda a: a | 0xFFFFFFFF, [_INTS.astype(np.int32)],
+                 lambda a: a | np.int32(-1)),
+    ConstantCase("add_int8_wraps", lambda a: a + 300, [_SMALL.astype(np.int8)],
+                 lambda a: a + np.int8(44)),
+    ConstantCase("or_bool_int", lambda a, b: a | b, [_MASK, _SMALL],
+                 lambda a, b: a.astype(np.int64) | b),
+    ConstantCase("nonzero", dp.nonzero, [_INTS.reshape(2, 3)], np.argwhere),
+    ConstantCase("nonzero_as_tuple_stacked", lambda a: dp.stack(a.nonzero(as_tuple=True)),
+                 [_MASK.reshape(3, 2)], lambda a: np.stack(np.nonzero(a))),
+    ConstantCase("scatter_reduce_mean_int", lambda a: a.scatter_reduce(
+        0, dp.tensor([1, 1, 0], backend=a.backend), a, "mean"), [np.array([1, 4, 10])],
+        lambda a: np.array([(1 + 10) // 2, (4 + 1 + 4) // 3, 10])),
+    ConstantCase("sum_int_as_float", lambda a: a.sum(dtype="float64"), [_INTS],
+                 lambda a: np.sum(a.astype(np.float64))),
+    ConstantCase("linspace_int", lambda a: dp.linspace(-5, 5, 4, dtype="int64"), [_INTS],
+                 lambda a: np.array([-5, -1, 1, 5])),
+]
+CONSTANT_CASES += PEER_CONSTANT

@@ -94,7 +94,7 @@ ADVANCED = [
     Case("index_arrays_apart", lambda x: x[[0, 1, 1], :, [2, 0, 3]], [(2, 3, 4)],
          lambda x: x[[0, 1, 1], :, [2, 0, 3]]),
     Case("index_int_beside_array", lambda x: x[1, :, [0, 2]], [(2, 3, 4)],
-         lambda x: x[1, :, [0, 2]]),
+         lambda x: x[1][:, [0, 2]]),  # PyTorch's rule: the int first (NumPy's: (2, 3))
     Case("index_array_then_partial_slice", lambda x: x[[0, 1, 1], 1:], [(3, 4)],
          lambda x: x[[0, 1, 1], 1:]),
     Case("index_negative_and_repeated", lambda x: x[[-1, 0, -1], [-2, 1, -2]], [(3, 4)],

@@ -168,7 +168,9 @@ def _cases(rng):
         "linear": (F.linear, [r(4, 6), r(3, 6), r(3)]),
         "conv1d": (F.conv1d, [r(2, 3, 9), r(4, 3, 3), r(4)]),
         "conv2d": (F.conv2d, [r(2, 3, 6, 6), r(4, 3, 3, 3), r(4)]),
+        "conv3d": (F.conv3d, [r(2, 3, 4, 5, 4), r(4, 3, 2, 3, 2), r(4)]),
         "conv_transpose": (F.conv_transpose2d, [r(2, 3, 4, 4), r(3, 2, 3, 3), r(2)]),
+        "conv_transpose3d": (F.conv_transpose3d, [r(2, 3, 3, 4, 3), r(3, 2, 2, 3, 2), r(2)]),
         "einsum": (lambda a, b: dp.einsum("bij,bjk->bik", a, b), [r(2, 4, 5), r(2, 5, 3)]),
         "scaled_dot_product_attention": (F.scaled_dot_product_attention,
                                          [r(2, 5, 4), r(2, 6, 4), r(2, 6, 4)]),
@@ -287,8 +289,9 @@ def _torch_call(case, inputs):
         return dp.einsum(kwargs["subscripts"], *inputs)
     if op == "matmul":
         return inputs[0] @ inputs[1]
-    if op in ("sum", "mean", "var", "std", "logsumexp", "cumsum", "cumprod", "logcumsumexp",
-              "prod"):
+    if op in ("var", "std"):  # the fixture's are the population's (correction=0)
+        return getattr(dp, op)(inputs[0], axis=kwargs["dim"], correction=0)
+    if op in ("sum", "mean", "logsumexp", "cumsum", "cumprod", "logcumsumexp", "prod"):
         return getattr(dp, op)(inputs[0], axis=kwargs["dim"])
     if op in ("softmax", "log_softmax"):
         return getattr(F, op)(inputs[0], dim=kwargs["dim"])

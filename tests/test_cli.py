@@ -54,7 +54,7 @@ def test_demo_trains_saves_and_plots_replacing_links_planted_in_its_output_folde
 @pytest.mark.parametrize("args, message", [
     (["demo", "--backend", "nope"], "unknown backend 'nope'"),
     (["demo", "--workers", "0"], "--workers and --epochs must be at least 1"),
-    (["bench", "--workloads", "W9"], "bench: workloads are W1, W2, W3, W4"),
+    (["bench", "--workloads", "W99"], "bench: workloads are W1, W2, W3, W4"),
 ])
 def test_errors_are_one_line_and_exit_2(args, message):
     result = _run(*args)

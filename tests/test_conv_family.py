@@ -339,10 +339,12 @@ CONSTRUCTION_ERRORS = [
     (lambda: nn.AdaptiveAvgPool2d(2.0), TypeError, r"AdaptiveAvgPool2d: output_size must be an"),
     (lambda: nn.Upsample(), ValueError, r"Upsample: exactly one of size and scale_factor"),
     (lambda: nn.Upsample(size=2, scale_factor=2), ValueError, r"exactly one of size and"),
-    (lambda: nn.Upsample(scale_factor=2, mode="bicubic"), ValueError,
-     r"Upsample: mode must be one of 'nearest', 'bilinear', got 'bicubic'"),
+    (lambda: nn.Upsample(scale_factor=2, mode="area"), ValueError,
+     r"Upsample: mode must be one of 'nearest', 'nearest-exact', 'linear', 'bilinear', "
+     r"'bicubic', 'trilinear', got 'area'"),
     (lambda: nn.Upsample(scale_factor=2, align_corners=True), ValueError,
-     r"Upsample: align_corners can only be set with mode='bilinear'"),
+     r"Upsample: align_corners can only be set with the interpolating modes: linear, "
+     r"bilinear, bicubic or trilinear"),
     (lambda: nn.Upsample(scale_factor=2, mode="bilinear", align_corners=1), TypeError,
      r"Upsample: align_corners must be a bool"),
     (lambda: nn.Upsample(size=3, recompute_scale_factor=True), ValueError,
@@ -381,8 +383,12 @@ CALL_ERRORS = [
      r"AdaptiveAvgPool2d: expected an \(N, C, H, W\) input"),
     (lambda: nn.Upsample(scale_factor=0.1), (1, 1, 4, 4), ValueError,
      r"Upsample: scale_factor \(0.1, 0.1\) gives an empty output"),
-    (lambda: nn.Upsample(scale_factor=2), (1, 1, 4), ValueError,
-     r"Upsample: expected an \(N, C, H, W\) input, got shape \(1, 1, 4\)"),
+    (lambda: nn.Upsample(scale_factor=2, mode="bilinear"), (1, 1, 4), ValueError,
+     r"Upsample: mode 'bilinear' needs an \(N, C, H, W\) input, got shape \(1, 1, 4\)"),
+    (lambda: nn.Upsample(scale_factor=2), (1, 4), ValueError,
+     r"Upsample: expected an \(N, C, L\), \(N, C, H, W\) or \(N, C, D, H, W\) input"),
+    (lambda: nn.Upsample(size=(2, 3)), (1, 1, 4), ValueError,
+     r"Upsample: size \(2, 3\) has 2 entries for an input of 1 spatial axes"),
 ]
 
 

@@ -25,11 +25,19 @@ def prefetch_threads():
     return [t for t in threading.enumerate() if t.name == THREAD_NAME]
 
 
+def threads_end(timeout=10.0):
+    """Whether every prefetch thread ends by itself within ``timeout`` seconds: a closed loader
+    does not wait for the batch its thread is making, the thread finishes it and ends."""
+    for thread in prefetch_threads():
+        thread.join(timeout)
+    return prefetch_threads() == []
+
+
 @pytest.fixture(autouse=True)
 def no_thread_is_left_behind():
-    assert prefetch_threads() == []
+    assert threads_end()
     yield
-    assert prefetch_threads() == []
+    assert threads_end()
 
 
 class Rows:
@@ -83,7 +91,7 @@ def test_the_thread_prepares_ahead_and_is_gone_at_the_end_of_the_epoch():
     batches = iter(loader)
     assert len(prefetch_threads()) == 1
     assert [y.tolist() for _, y in batches] == [[0, 1], [2, 3], [4, 5], [6, 7], [8]]
-    assert prefetch_threads() == []
+    assert threads_end()
 
 
 def test_without_prefetch_no_thread_runs():
@@ -103,14 +111,14 @@ def test_the_queue_is_bounded_by_prefetch():
 def test_the_thread_is_gone_after_break():
     for _ in DataLoader(Rows(50), batch_size=1, prefetch=2):
         break
-    assert prefetch_threads() == []
+    assert threads_end()
 
 
 def test_the_thread_is_gone_after_an_exception_in_the_consumer():
     with pytest.raises(ValueError, match="the model failed"):
         for _ in DataLoader(Rows(50), batch_size=1, prefetch=2):
             raise ValueError("the model failed")
-    assert prefetch_threads() == []
+    assert threads_end()
 
 
 def test_the_thread_is_gone_when_the_iterator_is_garbage_collected():
@@ -118,13 +126,13 @@ def test_the_thread_is_gone_when_the_iterator_is_garbage_collected():
     next(batches)
     assert len(prefetch_threads()) == 1
     del batches
-    assert prefetch_threads() == []
+    assert threads_end()
     cycle = [iter(DataLoader(Rows(50), batch_size=1, prefetch=2))]
     cycle.append(cycle)  # collected by the cycle collector, not by reference counting
     next(cycle[0])
     del cycle
     gc.collect()
-    assert prefetch_threads() == []
+    assert threads_end()
 
 
 def test_close_and_with_stop_the_thread_at_once():
@@ -132,7 +140,7 @@ def test_close_and_with_stop_the_thread_at_once():
     with iter(loader) as batches:
         next(batches)
         kept = batches  # still referenced after the block
-    assert prefetch_threads() == []
+    assert threads_end()
     with pytest.raises(StopIteration):
         next(kept)
 
@@ -141,7 +149,7 @@ def test_the_thread_is_gone_after_a_keyboard_interrupt_in_the_consumer():
     with pytest.raises(KeyboardInterrupt):
         for _ in DataLoader(Rows(50), batch_size=1, prefetch=2):
             raise KeyboardInterrupt
-    assert prefetch_threads() == []
+    assert threads_end()
 
 
 def test_ctrl_c_while_waiting_for_a_batch_stops_the_thread():
@@ -154,14 +162,64 @@ def test_ctrl_c_while_waiting_for_a_batch_stops_the_thread():
     with pytest.raises(KeyboardInterrupt):
         for _ in DataLoader(Interrupting(200, delay=0.01), batch_size=1, prefetch=2):
             pass
-    assert prefetch_threads() == []
+    assert threads_end()
+
+
+class Stalling(Rows):
+    """Sample ``stall`` takes ``seconds`` (a hung read); the others are quick."""
+
+    def __init__(self, n, stall, seconds):
+        super().__init__(n)
+        self.stall, self.seconds = stall, seconds
+
+    def __getitem__(self, index):
+        if index == self.stall:
+            time.sleep(self.seconds)
+        return super().__getitem__(index)
+
+
+def test_ctrl_c_returns_at_once_while_the_thread_makes_a_slow_batch():
+    """Issue 21, item 5: a SIGINT waited until the thread had finished its batch (30 s for a
+    30 s stall). Now the loop is left at once and the batch is abandoned."""
+    timer = threading.Timer(0.3, _thread.interrupt_main)  # Ctrl-C, while batch 1 is being made
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            for _ in DataLoader(Stalling(10, stall=1, seconds=3.0), batch_size=1, prefetch=2):
+                pass
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 1.5  # not the 3 s the stalled sample takes
+    assert len(prefetch_threads()) == 1  # still finishing the batch nobody waits for
+    assert threads_end()  # and gone once it has
+
+
+@pytest.mark.parametrize("leave", ["break", "close", "drop"])
+def test_leaving_the_loop_does_not_wait_for_the_batch_being_made(leave):
+    """Before: a ``break`` waited 3.2 s with a 0.2 s-per-item dataset."""
+    loader = DataLoader(Rows(40, delay=0.4), batch_size=2, prefetch=2)
+    if leave == "break":
+        for _ in loader:  # the thread is now making the next batches, 0.8 s each
+            start = time.perf_counter()
+            break
+    else:
+        batches = iter(loader)
+        next(batches)
+        start = time.perf_counter()
+        if leave == "close":
+            batches.close()
+        else:
+            del batches
+    assert time.perf_counter() - start < 0.3
+    assert threads_end()
 
 
 def test_a_keyboard_interrupt_in_the_dataset_reaches_the_caller_as_itself():
     loader = DataLoader(Rows(10, fail={3: KeyboardInterrupt()}), batch_size=2, prefetch=2)
     with pytest.raises(KeyboardInterrupt):
         list(loader)
-    assert prefetch_threads() == []
+    assert threads_end()
 
 
 def test_preparation_overlaps_the_consumer():
@@ -187,7 +245,7 @@ def test_an_exception_in_the_dataset_reaches_the_caller_with_the_index(prefetch)
         next(batches)
     assert (caught.value.index, caught.value.batch, caught.value.epoch) == (5, 2, 0)
     assert isinstance(caught.value.__cause__, KeyError)
-    assert prefetch_threads() == []
+    assert threads_end()
     with pytest.raises(StopIteration):
         next(batches)
 
@@ -325,7 +383,7 @@ def test_with_a_copy_ahead_an_error_still_comes_after_the_batches_before_it(pref
     assert [next(batches)[1].tolist() for _ in range(2)] == [[0, 1], [2, 3]]
     with pytest.raises(BatchError, match="sample 4"):
         next(batches)
-    assert prefetch_threads() == []
+    assert threads_end()
 
 
 def test_on_cupy_a_host_dataset_is_copied_to_the_gpu():

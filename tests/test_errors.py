@@ -29,14 +29,14 @@ def test_mixing_backends_names_both():
         dp.cat([a, b])
 
 
-def test_dtype_kinds_do_not_mix(backend):
+def test_dtype_kinds_mix_only_where_pytorch_mixes_them(backend):
     ints, floats = dp.tensor([1, 2], dtype="int32"), dp.tensor([1.0, 2.0])
-    with pytest.raises(TypeError, match="cannot mix dtypes int32 and float32"):
-        ints + floats
-    with pytest.raises(TypeError, match="cannot mix dtypes"):
+    with pytest.raises(TypeError, match="matmul: cannot mix dtypes float32 and int64"):
         floats @ dp.tensor([[1], [2]])
-    with pytest.raises(TypeError, match="cannot mix dtypes bool and float32"):
-        dp.where(floats > 0, dp.tensor([True, False]), floats)
+    with pytest.raises(TypeError, match="lerp: cannot mix dtypes float32 and int32"):
+        dp.lerp(floats, ints, 0.5)
+    with pytest.raises(TypeError, match="isclose: cannot mix dtypes int32 and float32"):
+        dp.isclose(ints, floats)
     assert (floats + dp.tensor([1.0, 2.0], dtype="float64")).dtype == dp.float64
 
 
@@ -94,8 +94,7 @@ def test_op_argument_errors(backend):
         x.permute(0, 0)
     with pytest.raises(ValueError, match=r"cannot broadcast shape \(2, 3\) to \(3, 3\)"):
         x.broadcast_to((3, 3))
-    with pytest.raises(ValueError, match=r"axis 1 of shape .* has size 3, not 1"):
-        x.squeeze(1)
+    assert x.squeeze(1).shape == (2, 3)  # PyTorch keeps an axis whose size is not 1
     with pytest.raises(ValueError, match=r"differ outside axis 0"):
         dp.cat([x, dp.ones(2, 2)])
     with pytest.raises(ValueError, match="do not add up to 3"):

@@ -284,7 +284,8 @@ def test_gelu_at_huge_and_non_finite_inputs(dtype, backend, kernels):
 @pytest.mark.parametrize("size", [9, 40_000])  # below and above the serial-loop threshold
 def test_relu_is_maximum_with_zero_bit_for_bit(dtype, size, backend, kernels):
     """NaN stays NaN, -0.0 becomes +0.0 and the smallest subnormal stays, as ``maximum(x, 0)``
-    gives them; the gradient is 1 above 0 and 0 elsewhere, NaN where the gradient is."""
+    gives them; the gradient is 0 at and below 0 and passes elsewhere -- at NaN too, as in
+    PyTorch."""
     special = np.array([np.nan, -0.0, 0.0, -1.0, 2.0, np.inf, -np.inf,
                         np.finfo(dtype).smallest_subnormal, -np.finfo(dtype).smallest_subnormal],
                        dtype)
@@ -295,7 +296,7 @@ def test_relu_is_maximum_with_zero_bit_for_bit(dtype, size, backend, kernels):
     np.testing.assert_array_equal(y, expected)
     np.testing.assert_array_equal(np.signbit(y), np.signbit(expected))
     grad = F.relu(t).backward(to_tensor(np.full(size, 3.0, dtype)))[t].numpy()
-    np.testing.assert_array_equal(grad, np.where(x > 0, 3.0, 0.0).astype(dtype))
+    np.testing.assert_array_equal(grad, np.where(x <= 0, 0.0, 3.0).astype(dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

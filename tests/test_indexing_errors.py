@@ -158,8 +158,6 @@ def test_einsum_errors(x):
         dp.einsum("ij->k", x)
     with pytest.raises(ValueError, match="output index 'i' of 'ij->ii' is repeated"):
         dp.einsum("ij->ii", x)
-    with pytest.raises(ValueError, match=r"have '\.\.\.' axes, so the output needs '\.\.\.'"):
-        dp.einsum("...j->j", dp.ones(2, 3, 4))
 
 
 def test_pad_errors(x):
@@ -231,8 +229,10 @@ def test_factory_errors(backend):
         dp.linspace(float("nan"), 1.0, 3)
     with pytest.raises(TypeError, match="linspace: endpoint must be a bool, got 1"):
         dp.linspace(0.0, 1.0, 3, endpoint=1)
-    with pytest.raises(TypeError, match="linspace: dtype must be a floating dtype, got 'int64'"):
-        dp.linspace(0.0, 1.0, 3, dtype="int64")
+    with pytest.raises(TypeError, match="linspace: dtype must be a number dtype, got 'bool'"):
+        dp.linspace(0.0, 1.0, 3, dtype="bool")
+    with pytest.raises(ValueError, match=r"linspace: values from -1\.0 to 300\.0 do not fit uint8"):
+        dp.linspace(-1, 300, 3, dtype="uint8")
 
 
 def test_layout_errors(backend, x):
@@ -240,8 +240,10 @@ def test_layout_errors(backend, x):
         dp.roll(x, (1, 2), axis=0)
     with pytest.raises(TypeError, match=r"roll: shift must be an int, got 0\.5"):
         dp.roll(x, 0.5)
-    with pytest.raises(TypeError, match="roll: shift must be an int, got"):
+    with pytest.raises(ValueError, match="roll: 2 shifts without axes"):
         dp.roll(x, (1, 1))
+    with pytest.raises(TypeError, match=r"^roll\(\) got both shift= and its alias shifts="):
+        dp.roll(x, 1, shifts=1)
     with pytest.raises(ValueError, match="flip: repeated axis"):
         dp.flip(x, (0, -2))
     with pytest.raises(ValueError, match="tile: each repetition must be at least 0, got -1"):

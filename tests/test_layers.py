@@ -22,8 +22,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
               "dparray.autograd", "dparray.creation", "dparray.sampling")),
     ("ops", ("dparray.ops",)),
     ("adapters", ("dparray.backends",)),
-    ("library", ("dparray.nn", "dparray.optim", "dparray.io", "dparray.checkpoint",
-                 "dparray.amp")),
+    ("library", ("dparray.nn", "dparray.optim", "dparray._nested", "dparray.io",
+                 "dparray.checkpoint", "dparray.amp")),
     ("parallel", ("dparray.parallel", "dparray.distributed")),
     ("data", ("dparray.data",)),  # above distributed: a DistributedSampler asks MPI's world
     ("entry points", ("dparray.cli", "dparray.__main__", "dparray.testing", "dparray")),

@@ -73,8 +73,13 @@ def test_promotion_follows_pytorch(name):
     assert (low + dp.ones(2, dtype="float64")).dtype is dp.float64
     other = "float16" if name == "bfloat16" else "bfloat16"
     assert (low + dp.tensor([1.0, 1.0], dtype=other)).dtype is dp.float32
-    with pytest.raises(TypeError, match="cannot mix dtypes"):
-        low + dp.tensor([1, 2])
+    integers, mask = dp.tensor([1, 2]), dp.tensor([True, False])
+    assert (low + integers).dtype is low.dtype  # the floating kind wins, as in PyTorch
+    assert (integers * low).dtype is low.dtype
+    assert (low + mask).dtype is low.dtype
+    assert dp.where(mask, low, integers).dtype is low.dtype
+    assert dp.cat([low, integers]).dtype is low.dtype
+    assert (low + integers).tolist() == [2.0, 4.0]
 
 
 @pytest.mark.parametrize("name", LOW)

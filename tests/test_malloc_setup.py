@@ -20,7 +20,10 @@ import resource
 import dparray as dp
 import numpy as np
 from dparray.backends import _malloc_setup
+from dparray.backends import _numba_setup
 dp.get_backend("numpy")  # makes the NumPy backend, whatever the default
+if _numba_setup._warm_up is not None:  # its page faults are the process's too
+    _numba_setup._warm_up.join()
 def fill_and_free():
     a = np.empty(48 << 18, np.float32)  # 48 MiB: above glibc's largest mmap threshold
     a.fill(1.0)

@@ -69,11 +69,10 @@ def test_same_outputs_and_gradients_as_the_unwrapped_module(name, execution, bac
     module = factory()
     for batch in range(1, 8):
         x = _batch(rng, kind, batch, shape)
-        expected, expected_grads = None, None
+        out_shape = module(x).shape
         for workers in range(1, 6):
             model = dp.DataParallel(module, workers, execution=execution)
-            out = module(x)
-            weights = to_tensor(rng.standard_normal(out.shape))
+            weights = to_tensor(rng.standard_normal(out_shape))
             expected, expected_grads = _outputs_and_grads(module, x, weights)
             got, grads = _outputs_and_grads(model, x, weights)
             np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)

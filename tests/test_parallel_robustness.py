@@ -49,6 +49,11 @@ SCRIPT = textwrap.dedent("""
     model = dp.DataParallel(dp.nn.Sequential(dp.nn.Linear(256, 256), dp.nn.Tanh()), 2,
                             execution="threads")
     x = dp.randn(2048, 256)
+    from dparray.backends import _numba_setup
+    if _numba_setup._warm_up is not None:
+        # an interpreter interrupted while this daemon thread still imports Numba exits with
+        # status 1 about one time in four (CPython's shutdown, not dparray's handling)
+        _numba_setup._warm_up.join()
     print("ready", flush=True)
     try:
         while True:

@@ -31,7 +31,7 @@ REDUCTIONS = {
     "sum": (dp.sum, np.sum),
     "mean": (dp.mean, np.mean),
     "max": (dp.max, np.max),
-    "var": (dp.var, np.var),
+    "var": (lambda x, **kw: dp.var(x, correction=0, **kw), np.var),  # no NaN for one element
     "logsumexp": (dp.logsumexp,
                   lambda x, axis, keepdims: np.log(np.exp(x).sum(axis=axis, keepdims=keepdims))),
 }

@@ -11,7 +11,7 @@ import sys
 
 from dparray._system import available_cores
 from dparray.cli import bench, demo, info
-from dparray.cli.workloads import WORKLOADS
+from dparray.cli.workloads import REAL_PROGRAMS, WORKLOADS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,9 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder for the weights and the plot (default: dparray-demo)")
     timing = commands.add_parser("bench", help="a quick DataParallel ratio table (< 1 min)",
                                  description=bench.__doc__)
-    names = ",".join(WORKLOADS)
+    names = ",".join(name for name in WORKLOADS if name not in REAL_PROGRAMS)
     timing.add_argument("--workloads", default=names,
-                        help=f"comma-separated subset of {names} (default: all)")
+                        help=f"comma-separated subset of {','.join(WORKLOADS)} (default: "
+                             f"{names}; {','.join(REAL_PROGRAMS)} are real programs' models)")
     timing.add_argument("--rounds", type=int, default=3, help="timed rounds (default: 3)")
     return parser
 

@@ -1,8 +1,10 @@
-"""The DataParallel benchmark workloads (W1-W6), in dparray and, when installed, PyTorch.
+"""The benchmark workloads, in dparray and, when installed, PyTorch: the in-house models W1-W6
+and the real programs W7-W12 (``models.py``, their twins in ``torch_models.py``).
 
-Each workload is a model, a batch and a loss; a *step* is forward, loss, backward and an Adam
-update. Both libraries get the same architecture, batch and hyper-parameters. Used by the
-``bench/`` suite and by ``python -m dparray bench``.
+Each workload is a model, a batch, a loss and an optimizer; a *step* is forward, loss,
+backward, gradient clipping where the program clips, and the optimizer's update (W1-W6: Adam).
+Both libraries get the same architecture, batch and hyper-parameters. Used by the ``bench/``
+suite and by ``python -m dparray bench``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from dparray import creation, nn, optim
+from dparray.cli import models
+from dparray.cli import torch_models as twins
 from dparray.nn import functional as F
+from dparray.optim.optimizer import Optimizer
 from dparray.tensor import Tensor
 
 Key = TypeVar("Key")
@@ -28,6 +33,15 @@ class Workload:
     batch: Callable[[], tuple[Tensor, Tensor]]  # drawn from the current random stream
     classify: bool  # cross-entropy on labels, else mean squared error to a target
     torch_build: Callable[[Any], Any]
+    # A real program's own loss, optimizer and clipping (W7-W12): ``objective(model, inputs,
+    # targets)`` is the loss, ``optimizer(model)`` the optimizer, ``clip`` the gradients'
+    # largest global norm; the ``torch_`` ones take the ``torch`` module first. None: W1-W6's
+    # loss (``classify``) and Adam(lr=1e-4), no clipping.
+    objective: Callable[[Any, Tensor, Tensor], Tensor] | None = None
+    optimizer: Callable[[nn.Module], Optimizer] | None = None
+    clip: float | None = None
+    torch_objective: Callable[[Any, Any, Any, Any], Any] | None = None
+    torch_optimizer: Callable[[Any, Any], Any] | None = None
 
 
 def _mlp() -> nn.Module:
@@ -140,15 +154,171 @@ WORKLOADS = {
 }
 
 
+# ----------------------------------------------------------------------------- W7-W12
+# The real programs, each with its own loss, optimizer and clipping, as the programs train.
+
+
+class AdadeltaStandIn(Optimizer):
+    """PyTorch's Adadelta (no weight decay, no maximize), for W11 until ``optim.Adadelta``
+    exists: ``s = rho s + (1 - rho) g^2``, ``d = sqrt(a + eps) / sqrt(s + eps) * g``,
+    ``a = rho a + (1 - rho) d^2``, ``p -= lr d``."""
+
+    state_arrays = ("square_avg", "acc_delta")
+
+    def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9,
+                 eps: float = 1e-6) -> None:
+        super().__init__(params, {"lr": lr, "rho": rho, "eps": eps, "weight_decay": 0.0})
+
+    def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
+               group: dict[str, Any]) -> Any:
+        rho, eps = group["rho"], group["eps"]
+        square = state.get("square_avg", xp.zeros_like(param))
+        accumulated = state.get("acc_delta", xp.zeros_like(param))
+        square = rho * square + (1.0 - rho) * grad * grad
+        delta = xp.sqrt(accumulated + eps) / xp.sqrt(square + eps) * grad
+        state["square_avg"] = square
+        state["acc_delta"] = rho * accumulated + (1.0 - rho) * delta * delta
+        return param - group["lr"] * delta
+
+
+def _adadelta(model: nn.Module) -> Optimizer:
+    real = getattr(optim, "Adadelta", None)  # the library's, once it has one
+    return (real or AdadeltaStandIn)(model.parameters(), lr=1.0)
+
+
+def _language_loss(model: Any, tokens: Tensor, targets: Tensor) -> Tensor:
+    logits = model(tokens)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def _log_probability_loss(model: Any, tokens: Tensor, targets: Tensor) -> Tensor:
+    log_probs = model(tokens)
+    return F.nll_loss(log_probs.reshape(-1, log_probs.shape[-1]), targets.reshape(-1))
+
+
+def _nll(model: Any, x: Tensor, y: Tensor) -> Tensor:
+    return F.nll_loss(model(x), y)
+
+
+def _vae_loss(model: Any, x: Tensor, _: Tensor) -> Tensor:
+    reconstruction, mean, log_variance = model(x)
+    return models.vae_loss(reconstruction, x, mean, log_variance)
+
+
+def _torch_language_loss(t: Any, model: Any, tokens: Any, targets: Any) -> Any:
+    logits = model(tokens)
+    return t.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                         targets.reshape(-1))
+
+
+def _torch_log_probability_loss(t: Any, model: Any, tokens: Any, targets: Any) -> Any:
+    log_probs = model(tokens)
+    return t.nn.functional.nll_loss(log_probs.reshape(-1, log_probs.shape[-1]),
+                                    targets.reshape(-1))
+
+
+def _torch_nll(t: Any, model: Any, x: Any, y: Any) -> Any:
+    return t.nn.functional.nll_loss(model(x), y)
+
+
+def _torch_vae_loss(t: Any, model: Any, x: Any, _: Any) -> Any:
+    reconstruction, mean, log_variance = model(x)
+    return twins.vae_loss(t, reconstruction, x, mean, log_variance)
+
+
+def _sequences(batch: int, length: int, vocabulary: int) -> Callable[[], tuple[Tensor, Tensor]]:
+    """Token ids ``(batch, length)`` and their next tokens."""
+    def make() -> tuple[Tensor, Tensor]:
+        tokens = (creation.rand(batch, length + 1) * vocabulary).astype("int64")
+        return tokens[:, :-1], tokens[:, 1:]
+    return make
+
+
+def _images(batch: int) -> Callable[[], tuple[Tensor, Tensor]]:
+    """Flattened 28x28 images in ``[0, 1)``, twice: the VAE's input is its target."""
+    def make() -> tuple[Tensor, Tensor]:
+        x = creation.rand(batch, 784)
+        return x, x
+    return make
+
+
+VOCABULARY = 8500  # the word-level language models' (8-10k in the programs they stand for)
+
+REAL_PROGRAMS = {
+    "W7": Workload(
+        "W7", "GPT, 2 layers x 4 heads x 128, block 64, batch 32, vocabulary 65, tied "
+        "embeddings, AdamW (decay groups), clip 1.0", models.GPT, _sequences(32, 64, 65), True,
+        twins.gpt, objective=_language_loss,
+        optimizer=lambda m: optim.AdamW(models.decay_groups(m, 0.1), lr=6e-4,
+                                        betas=(0.9, 0.95)),
+        clip=1.0, torch_objective=_torch_language_loss,
+        torch_optimizer=lambda t, m: t.optim.AdamW(twins.decay_groups(m, 0.1), lr=6e-4,
+                                                   betas=(0.9, 0.95))),
+    "W8": Workload(
+        "W8", "ResNet-18, batch 8 x 3 x 64 x 64, 10 classes, SGD momentum 0.9, weight decay "
+        "5e-4", models.ResNet18, _labels((8, 3, 64, 64), 10), True, twins.resnet18,
+        optimizer=lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9,
+                                      weight_decay=5e-4),
+        torch_optimizer=lambda t, m: t.optim.SGD(m.parameters(), lr=0.1, momentum=0.9,
+                                                 weight_decay=5e-4)),
+    "W9": Workload(
+        "W9", f"LSTM language model, 2 layers x 200, 35 tokens x batch 20, vocabulary "
+        f"{VOCABULARY}, dropout 0.2, SGD, clip 0.25", models.LSTMLanguageModel,
+        _sequences(20, 35, VOCABULARY), True, twins.lstm_language_model,
+        objective=_language_loss, optimizer=lambda m: optim.SGD(m.parameters(), lr=20.0),
+        clip=0.25, torch_objective=_torch_language_loss,
+        torch_optimizer=lambda t, m: t.optim.SGD(m.parameters(), lr=20.0)),
+    "W10": Workload(
+        "W10", f"Transformer language model, 2 post-norm layers x 200 (2 heads, MLP 200), "
+        f"causal, 35 tokens x batch 20, vocabulary {VOCABULARY}, dropout 0.2, SGD, clip 0.25",
+        models.TransformerLanguageModel, _sequences(20, 35, VOCABULARY), True,
+        twins.transformer_language_model, objective=_log_probability_loss,
+        optimizer=lambda m: optim.SGD(m.parameters(), lr=5.0), clip=0.25,
+        torch_objective=_torch_log_probability_loss,
+        torch_optimizer=lambda t, m: t.optim.SGD(m.parameters(), lr=5.0)),
+    "W11": Workload(
+        "W11", "MNIST CNN (2 convs, max pool, dropout, 2 linears, log-softmax), batch 64, "
+        "Adadelta", models.MnistNet, _labels((64, 1, 28, 28), 10), True, twins.mnist_net,
+        objective=_nll, optimizer=_adadelta, torch_objective=_torch_nll,
+        torch_optimizer=lambda t, m: t.optim.Adadelta(m.parameters(), lr=1.0)),
+    "W12": Workload(
+        "W12", "VAE 784-400-20, batch 128, Adam", models.VAE, _images(128), False, twins.vae,
+        objective=_vae_loss, optimizer=lambda m: optim.Adam(m.parameters(), lr=1e-3),
+        torch_objective=_torch_vae_loss,
+        torch_optimizer=lambda t, m: t.optim.Adam(m.parameters(), lr=1e-3)),
+}
+WORKLOADS.update(REAL_PROGRAMS)
+
+
 def dparray_step(workload: Workload, model: nn.Module, inputs: Tensor,
                  targets: Tensor) -> Callable[[], None]:
-    opt = optim.Adam(model.parameters(), lr=1e-4)
-    loss_of = F.cross_entropy if workload.classify else F.mse_loss
+    opt = optim.Adam(model.parameters(), lr=1e-4) if workload.optimizer is None \
+        else workload.optimizer(model)
+    objective = workload.objective or _plain_loss(workload)
+    clip = workload.clip
 
     def step() -> None:
-        opt.step(loss_of(model(inputs), targets).backward())
+        grads = objective(model, inputs, targets).backward()
+        opt.step(grads if clip is None else optim.clip_grad_norm(grads, clip))
 
     return step
+
+
+def seeded_step(name: str) -> tuple[Callable[[], None], Tensor, Tensor]:
+    """A step of workload ``name`` built from seed 0 (the model, then its batch), with the
+    batch: what every benchmark of one workload starts from."""
+    from dparray.random import manual_seed
+
+    workload = WORKLOADS[name]
+    manual_seed(0)
+    model = workload.build()
+    inputs, targets = workload.batch()
+    return dparray_step(workload, model, inputs, targets), inputs, targets
+
+
+def _plain_loss(workload: Workload) -> Callable[[Any, Tensor, Tensor], Tensor]:
+    loss_of = F.cross_entropy if workload.classify else F.mse_loss
+    return lambda model, inputs, targets: loss_of(model(inputs), targets)
 
 
 def torch_step(workload: Workload, inputs: Any, targets: Any) -> Callable[[], None] | None:
@@ -156,20 +326,30 @@ def torch_step(workload: Workload, inputs: Any, targets: Any) -> Callable[[], No
     ``inputs`` and ``targets`` are tensors or NumPy arrays. (``bench/torch_process.py`` runs it
     in a process of its own, for the reason given there.)"""
     try:
-        import torch  # type: ignore[import-not-found]  # optional: the comparison column
+        import torch  # type: ignore[import-not-found,unused-ignore]  # optional: the comparison column
     except ImportError:
         return None
     torch.manual_seed(0)
     model = workload.torch_build(torch)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4) if workload.torch_optimizer is None \
+        else workload.torch_optimizer(torch, model)
     x, y = (torch.from_numpy(a.numpy() if isinstance(a, Tensor) else a)
             for a in (inputs, targets))
-    loss_of = torch.nn.functional.cross_entropy if workload.classify else \
-        torch.nn.functional.mse_loss
+    objective = workload.torch_objective
+    if objective is None:
+        loss_of = torch.nn.functional.cross_entropy if workload.classify else \
+            torch.nn.functional.mse_loss
+
+        def objective(t: Any, model: Any, x: Any, y: Any) -> Any:
+            return loss_of(model(x), y)
+
+    clip = workload.clip
 
     def step() -> None:
         opt.zero_grad(set_to_none=True)
-        loss_of(model(x), y).backward()
+        objective(torch, model, x, y).backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
 
     return step

@@ -196,7 +196,10 @@ class LoaderIterator:
     """One epoch of a ``DataLoader``: an iterator of batches that can be closed early.
 
     Leaving a ``for`` loop (``break``, an exception, Ctrl-C) or dropping the iterator stops
-    its prefetch thread; ``close()`` or ``with iter(loader) as batches:`` does so at once.
+    its prefetch thread; ``close()`` or ``with iter(loader) as batches:`` does so at once. None
+    of them waits for the batch the thread is making: the thread finishes that batch, drops it
+    and ends by itself (so a dataset that stalls never holds up Ctrl-C or a ``break``; its
+    ``__getitem__`` may still run a moment after the loop is left).
     """
 
     def __init__(self, made: Prefetcher | Inline, target: Backend | None) -> None:
@@ -214,7 +217,8 @@ class LoaderIterator:
         return self._made.next()
 
     def close(self) -> None:
-        """Stop preparing batches; the prefetch thread is gone when this returns."""
+        """Stop preparing batches, at once; the prefetch thread ends after the batch it is
+        making, if any, which nobody receives."""
         if self._batches is not None:
             self._batches.close()
         self._made.close()

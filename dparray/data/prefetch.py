@@ -3,10 +3,12 @@
 ``Prefetcher(produce, count, depth, context)`` calls ``produce(0)``, ``produce(1)``, ... on one
 thread, in a copy of the caller's context (backend choice, grad mode, random streams), and
 keeps at most ``depth`` results waiting in a bounded queue; ``next()`` hands them out in order,
-so the batches are exactly those ``Inline`` (no thread) makes. The thread stops, and is joined,
-when the results run out, when ``produce`` raises (the exception reaches the consumer and ends
-the run), when ``close()`` is called -- on ``break``, on an exception or KeyboardInterrupt in
-the consumer -- and when the prefetcher is garbage-collected. It never holds a reference to its
+so the batches are exactly those ``Inline`` (no thread) makes. The thread stops when the results
+run out, when ``produce`` raises (the exception reaches the consumer and ends the run), when
+``close()`` is called -- on ``break``, on an exception or KeyboardInterrupt in the consumer --
+and when the prefetcher is garbage-collected. ``close()`` returns at once: it never waits for
+the result being made, which the thread finishes, drops and then ends (a dataset that stalls
+for 30 s does not hold up Ctrl-C for 30 s). The thread never holds a reference to its
 prefetcher, so collection is not delayed by the thread itself.
 
 NumPy releases the GIL in its copies and gathers, so preparing the next batch on a thread runs
@@ -62,7 +64,8 @@ class Prefetcher:
         >>> ahead = Prefetcher(lambda i: i * i, 4, depth=2, context=contextvars.copy_context())
         >>> [ahead.next() for _ in range(4)]
         [0, 1, 4, 9]
-        >>> ahead.close()
+        >>> ahead.close()  # returns at once; the thread ends by itself
+        >>> ahead.thread.join(timeout=10)
         >>> ahead.thread.is_alive()
         False
     """
@@ -96,17 +99,16 @@ class Prefetcher:
         raise StopIteration
 
     def close(self) -> None:
-        """Stop the thread and wait for it to end (it finishes the item it is making)."""
+        """Stop the thread, at once: the results waiting are dropped, and the one being made
+        (if any) is abandoned -- the thread finishes it, drops it and ends, without anyone
+        waiting for it (``thread.join()`` does)."""
         self._finished = True
         self._stop.set()
-        if threading.current_thread() is self.thread:
-            return  # collected on the thread itself: it stops at its next check
-        while True:  # a full queue would keep the thread waiting to put its last item
+        while True:  # results waiting are dropped now, not when the prefetcher is collected
             try:
                 self._items.get_nowait()
             except queue.Empty:
                 break
-        self.thread.join()
 
     def __del__(self) -> None:
         if not self._finished:

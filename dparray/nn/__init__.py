@@ -27,8 +27,10 @@ from dparray.nn.containers import ModuleList as ModuleList
 from dparray.nn.containers import Sequential as Sequential
 from dparray.nn.conv import Conv1d as Conv1d
 from dparray.nn.conv import Conv2d as Conv2d
+from dparray.nn.conv import Conv3d as Conv3d
 from dparray.nn.conv import ConvTranspose1d as ConvTranspose1d
 from dparray.nn.conv import ConvTranspose2d as ConvTranspose2d
+from dparray.nn.conv import ConvTranspose3d as ConvTranspose3d
 from dparray.nn.layers import GELU as GELU
 from dparray.nn.layers import Dropout as Dropout
 from dparray.nn.layers import Embedding as Embedding
@@ -66,8 +68,11 @@ from dparray.nn.pooling import AdaptiveAvgPool2d as AdaptiveAvgPool2d
 from dparray.nn.pooling import AdaptiveMaxPool2d as AdaptiveMaxPool2d
 from dparray.nn.pooling import AvgPool1d as AvgPool1d
 from dparray.nn.pooling import AvgPool2d as AvgPool2d
+from dparray.nn.pooling import AvgPool3d as AvgPool3d
 from dparray.nn.pooling import MaxPool1d as MaxPool1d
 from dparray.nn.pooling import MaxPool2d as MaxPool2d
+from dparray.nn.pooling import MaxPool3d as MaxPool3d
+from dparray.nn.pooling import MaxUnpool2d as MaxUnpool2d
 from dparray.nn.rnn import GRU as GRU
 from dparray.nn.rnn import LSTM as LSTM
 from dparray.nn.rnn import RNN as RNN
@@ -102,6 +107,7 @@ __all__ = [
     "SmoothL1Loss",
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "Conv1d", "ConvTranspose1d",
     "ConvTranspose2d", "MaxPool1d", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxPool3d", "MaxUnpool2d",
     "functional",
     "Transformer", "init",
 ]

@@ -1,7 +1,8 @@
 """Argument checks for convolution, pooling and resampling, shared by the layers and their
 functional forms: a layer checks its arguments once when it is made, a functional call once per
 call, and both check the input with the same function. Sizes are tuples with one entry per
-spatial axis (``dims``: 1 for ``(N, C, L)`` input, 2 for ``(N, C, H, W)``)."""
+spatial axis (``dims``: 1 for ``(N, C, L)`` input, 2 for ``(N, C, H, W)``, 3 for
+``(N, C, D, H, W)``)."""
 
 from __future__ import annotations
 
@@ -24,12 +25,15 @@ from dparray.tensor import Tensor
 
 Sizes = tuple[int, ...]
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-INTERPOLATION_MODES = ("nearest", "bilinear")
+INTERPOLATION_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear")
 
 
 def layout(dims: int, channels: Any = "C") -> str:
     """How an input of ``dims`` spatial axes is laid out, for messages."""
-    return f"(N, {channels}, L)" if dims == 1 else f"(N, {channels}, H, W)"
+    return f"(N, {channels}, {_SPATIAL[dims]})"
+
+
+_SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}
 
 
 def check_input(where: str, x: Any, dims: int) -> Tensor:
@@ -206,6 +210,21 @@ def transposed_geometry(where: str, stride: Any, padding: Any, output_padding: A
     return strides, pads, extras, dilations, groups
 
 
+def requested_size(where: str, output_size: Any, dims: int) -> list[int]:
+    """A forward's ``output_size=``: the spatial sizes, or the whole shape (batch and channels
+    first), as the spatial sizes."""
+    if not isinstance(output_size, (list, tuple)):
+        raise TypeError(f"{where}: output_size must be a sequence of ints, got "
+                        f"{describe(output_size)}")
+    sizes = [check_int(n, "output_size", where) for n in output_size]
+    if len(sizes) == dims + 2:
+        sizes = sizes[2:]
+    if len(sizes) != dims:
+        raise ValueError(f"{where}: for {dims + 2}-D input, output_size must have {dims} or "
+                         f"{dims + 2} elements, got {len(sizes)}")
+    return sizes
+
+
 def transposed_output_padding(where: str, x: Tensor, kernel: Sizes, stride: Sizes,
                               padding: Sizes, output_padding: Sizes, dilation: Sizes,
                               output_size: Any) -> Sizes:
@@ -219,15 +238,7 @@ def transposed_output_padding(where: str, x: Tensor, kernel: Sizes, stride: Size
     if output_size is None:
         extras = output_padding
     else:
-        if not isinstance(output_size, (list, tuple)):
-            raise TypeError(f"{where}: output_size must be a sequence of ints, got "
-                            f"{describe(output_size)}")
-        sizes = [check_int(n, "output_size", where) for n in output_size]
-        if len(sizes) == dims + 2:
-            sizes = sizes[2:]
-        if len(sizes) != dims:
-            raise ValueError(f"{where}: for {dims + 2}-D input, output_size must have {dims} or "
-                             f"{dims + 2} elements, got {len(sizes)}")
+        sizes = requested_size(where, output_size, dims)
         largest = [n + s - 1 for n, s in zip(smallest, stride, strict=True)]
         if any(not lo <= n <= hi for n, lo, hi in zip(sizes, smallest, largest, strict=True)):
             raise ValueError(f"{where}: requested an output size of {sizes}, but valid sizes "
@@ -245,7 +256,8 @@ def transposed_output_padding(where: str, x: Tensor, kernel: Sizes, stride: Size
 def pool_geometry(where: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any = 1,
                   ceil_mode: Any = False, dims: int = 2) -> Windows:
     """The windows of a pooling layer, checked as PyTorch does (the padding at most half the
-    kernel size), as the 2-D windows of its node (height one for ``dims=1``)."""
+    kernel size), as the windows of its node: 2-D for ``dims`` 1 (of height one) and 2, 3-D
+    for ``dims=3``."""
     kernel = check_int_tuple(kernel_size, "kernel_size", where, dims, minimum=1)
     strides = kernel if stride is None or stride == [] else check_int_tuple(
         stride, "stride", where, dims, minimum=1)
@@ -257,22 +269,55 @@ def pool_geometry(where: str, kernel_size: Any, stride: Any, padding: Any, dilat
     ceil = check_bool(ceil_mode, "ceil_mode", where)
     if dims == 1:
         return Windows((1, kernel[0]), (1, strides[0]), (0, pads[0]), (1, dilations[0]), ceil)
-    return Windows(_two(kernel), _two(strides), _two(pads), _two(dilations), ceil)
+    return Windows(kernel, strides, pads, dilations, ceil)
 
 
 def check_pool_input(where: str, x: Any, windows: Windows, dims: int) -> Tensor:
     """``x`` must be a tensor of ``dims`` spatial axes that ``windows`` fit."""
     check_input(where, x, dims)
-    spatial = (1, x.shape[2]) if dims == 1 else (x.shape[2], x.shape[3])
+    spatial = (1, x.shape[2]) if dims == 1 else tuple(x.shape[2:])
     try:
-        windows.output_size((spatial[0], spatial[1]))
+        windows.output_size(spatial)
     except ValueError:
-        last = slice(2 - dims, 2)
+        last = slice(len(windows.kernel) - dims, None)
         raise ValueError(
             f"{where}: a kernel of size {windows.kernel[last]} (stride {windows.stride[last]}, "
             f"padding {windows.padding[last]}, dilation {windows.dilation[last]}) does not fit "
             f"an input of spatial size {tuple(x.shape[2:])}") from None
     return x
+
+
+def unpool_size(where: str, x: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
+                output_size: Any) -> tuple[int, int]:
+    """The output planes' size of a 2-D max unpool, checked as PyTorch checks it: ``x`` and
+    ``indices`` of one ``(N, C, H, W)`` shape (the indices integers); the size
+    ``(H - 1) * stride - 2 * padding + kernel_size``, or ``output_size`` (spatial, or the whole
+    shape) strictly within one stride of it."""
+    kernel = check_int_tuple(kernel_size, "kernel_size", where, 2, minimum=1)
+    strides = kernel if stride is None else check_int_tuple(stride, "stride", where, 2,
+                                                             minimum=1)
+    pads = check_int_tuple(padding, "padding", where, 2, minimum=0)
+    check_floating_input(where, x, 2)
+    check_tensor(indices, "indices", where)
+    if indices.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"{where}: indices must be an integer tensor, got {indices.dtype.name}")
+    if indices.shape != x.shape:
+        raise ValueError(f"{where}: indices of shape {indices.shape} must have the input's "
+                         f"shape {x.shape}")
+    default = [(n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], strides, pads, kernel,
+                                                              strict=True)]
+    if output_size is None:
+        sizes = default
+    else:
+        sizes = requested_size(where, output_size, 2)
+        for n, d, s in zip(sizes, default, strides, strict=True):
+            if not d - s < n < d + s:
+                raise ValueError(f"{where}: output_size {tuple(sizes)} must lie strictly "
+                                 f"within one stride {strides} of {tuple(default)}")
+    if min(sizes) < 1:
+        raise ValueError(f"{where}: the output would be empty ({tuple(sizes)}) for an input of "
+                         f"spatial size {tuple(x.shape[2:])}")
+    return sizes[0], sizes[1]
 
 
 def adaptive_output_size(where: str, output_size: Any) -> tuple[int | None, int | None]:
@@ -307,65 +352,101 @@ def resolve_output_size(output_size: tuple[int | None, int | None], x: Tensor) -
 
 
 # ----------------------------------------------------------------------------- resampling
+LINEAR_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
 @dataclass(frozen=True)
 class Resize:
     """The checked arguments of ``interpolate`` and ``Upsample``: exactly one of ``size`` and
-    ``scale_factor`` (per spatial axis)."""
+    ``scale_factor``, each one number for every spatial axis or a sequence of one per axis
+    (whose length the input is checked against)."""
 
-    size: tuple[int, int] | None
-    scale_factor: tuple[float, float] | None
+    size: int | Sizes | None
+    scale_factor: float | tuple[float, ...] | None
     mode: str
     align_corners: bool
     recompute_scale_factor: bool
 
-    def output_size(self, where: str, x: Tensor) -> tuple[int, int]:
-        """The output's spatial size for ``x``: ``size``, or ``floor(input * scale_factor)``."""
-        if self.size is not None:
-            return self.size
-        assert self.scale_factor is not None
-        first, second = (math.floor(float(n) * f)
-                         for n, f in zip(x.shape[2:], self.scale_factor, strict=True))
-        if min(first, second) < 1:
-            raise ValueError(f"{where}: scale_factor {self.scale_factor} gives an empty output "
-                             f"{(first, second)} for an input of spatial size "
-                             f"{tuple(x.shape[2:])}")
-        return first, second
+    def dims(self, where: str, x: Any) -> int:
+        """The number of spatial axes of ``x``, checked against the mode (``linear`` needs
+        ``(N, C, L)``, ``bilinear`` and ``bicubic`` ``(N, C, H, W)``, ``trilinear``
+        ``(N, C, D, H, W)``; ``nearest`` takes any of them) and the argument's length; a
+        floating input for the interpolating modes, spatial axes of at least 1."""
+        check_tensor(x, "input", where)
+        wanted = LINEAR_DIMS.get(self.mode)
+        dims = x.ndim - 2
+        if wanted is not None and dims != wanted:
+            raise ValueError(f"{where}: mode {self.mode!r} needs an {layout(wanted)} input, got "
+                             f"shape {x.shape}")
+        if wanted is None and dims not in _SPATIAL:
+            raise ValueError(f"{where}: expected an (N, C, L), (N, C, H, W) or (N, C, D, H, W) "
+                             f"input, got shape {x.shape}")
+        if wanted is not None and not x.dtype.is_floating:
+            raise TypeError(f"{where}: input must be a floating-point tensor, got "
+                            f"{x.dtype.name}")
+        if min(x.shape[2:]) < 1:
+            raise ValueError(f"{where}: expected an input with non-empty spatial axes, got "
+                             f"shape {x.shape}")
+        given = self.size if self.size is not None else self.scale_factor
+        if isinstance(given, tuple) and len(given) != dims:
+            name = "size" if self.size is not None else "scale_factor"
+            raise ValueError(f"{where}: {name} {given} has {len(given)} entries for an input "
+                             f"of {dims} spatial axes, shape {x.shape}")
+        return dims
 
-    def kernel_scales(self) -> tuple[float | None, float | None]:
+    def output_size(self, where: str, x: Tensor) -> Sizes:
+        """The output's spatial size for ``x``: ``size``, or ``floor(input * scale_factor)``."""
+        dims = self.dims(where, x)
+        if self.size is not None:
+            return self.size if isinstance(self.size, tuple) else (self.size,) * dims
+        sizes = tuple(math.floor(float(n) * f)
+                      for n, f in zip(x.shape[2:], self.factors(dims), strict=True))
+        if min(sizes) < 1:
+            raise ValueError(f"{where}: scale_factor {self.factors(dims)} gives an empty output "
+                             f"{sizes} for an input of spatial size {tuple(x.shape[2:])}")
+        return sizes
+
+    def factors(self, dims: int) -> tuple[float, ...]:
+        """``scale_factor``, one per spatial axis (given as one or per axis)."""
+        assert self.scale_factor is not None
+        if isinstance(self.scale_factor, tuple):
+            return self.scale_factor
+        return (self.scale_factor,) * dims
+
+    def kernel_scales(self, dims: int) -> tuple[float | None, ...]:
         """The scale factors the resampling rule uses: the caller's, unless it gave a size or
         asked for them to be recomputed from the sizes."""
         if self.scale_factor is None or self.recompute_scale_factor:
-            return None, None
-        return self.scale_factor
+            return (None,) * dims
+        return self.factors(dims)
 
 
 def resize(where: str, size: Any, scale_factor: Any, mode: Any, align_corners: Any,
            recompute_scale_factor: Any = None) -> Resize:
-    """``interpolate``'s arguments checked as PyTorch checks them (for 4-D input)."""
+    """``interpolate``'s arguments checked as PyTorch checks them (the input's own checks come
+    with ``Resize.output_size``)."""
     mode = check_choice(mode, "mode", where, INTERPOLATION_MODES)
     if align_corners is not None:
         check_bool(align_corners, "align_corners", where)
-        if mode == "nearest":
-            raise ValueError(f"{where}: align_corners can only be set with mode='bilinear'")
+        if mode not in LINEAR_DIMS:
+            raise ValueError(f"{where}: align_corners can only be set with the interpolating "
+                             "modes: linear, bilinear, bicubic or trilinear")
     if recompute_scale_factor is not None:
         check_bool(recompute_scale_factor, "recompute_scale_factor", where)
     if (size is None) == (scale_factor is None):
         raise ValueError(f"{where}: exactly one of size and scale_factor must be given")
-    sizes: tuple[int, int] | None = None
-    factors: tuple[float, float] | None = None
+    sizes: int | Sizes | None = None
+    factors: float | tuple[float, ...] | None = None
     if size is not None:
         if recompute_scale_factor:
             raise ValueError(f"{where}: recompute_scale_factor needs scale_factor, not size")
-        sizes = _two(check_int_tuple(size, "size", where, 2, minimum=1))
+        if isinstance(size, (list, tuple)):
+            sizes = tuple(check_int(n, "size", where, minimum=1) for n in size)
+        else:
+            sizes = check_int(size, "size", where, minimum=1)
+    elif isinstance(scale_factor, (list, tuple)):
+        factors = tuple(check_number(f, "scale_factor", where, above=0.0) for f in scale_factor)
     else:
-        values = scale_factor if isinstance(scale_factor, (list, tuple)) else (scale_factor,) * 2
-        if len(values) != 2:
-            raise ValueError(f"{where}: scale_factor must be a number or 2 numbers, got "
-                             f"{scale_factor!r}")
-        first, second = (check_number(f, "scale_factor", where, above=0.0) for f in values)
-        factors = (first, second)
+        factors = check_number(scale_factor, "scale_factor", where, above=0.0)
     return Resize(sizes, factors, mode, bool(align_corners), bool(recompute_scale_factor))
 
-
-def _two(values: Sizes) -> tuple[int, int]:
-    return values[0], values[1]

@@ -1,6 +1,7 @@
-"""Convolutions over sequences ``(N, C, L)`` and images ``(N, C, H, W)``, and their transposes,
-with PyTorch's arguments, weight layouts and initialisation. Each call is one graph node
-(``dparray.ops.conv``, ``dparray.ops.conv_transpose``), after a padding node where the
+"""Convolutions over sequences ``(N, C, L)``, images ``(N, C, H, W)`` and volumes
+``(N, C, D, H, W)``, and their transposes, with PyTorch's arguments, weight layouts and
+initialisation. Each call is one graph node (``dparray.ops.conv``, ``dparray.ops.conv_transpose``,
+``dparray.ops.conv3d``), after a padding node where the
 convolution node cannot pad by itself (a ``padding_mode`` other than zeros, an uneven
 ``padding="same"``)."""
 
@@ -24,8 +25,7 @@ from dparray.nn._geometry import (
     transposed_output_padding,
 )
 from dparray.nn.module import Module
-from dparray.ops import conv as _conv
-from dparray.ops import conv_transpose as _conv_transpose
+from dparray.ops import conv3d as _conv3d
 from dparray.tensor import Tensor
 
 
@@ -45,7 +45,8 @@ def _parameters(where: str, in_channels: int, out_channels: int, kernel: tuple[i
 
 
 class _ConvNd(Module):
-    """What ``Conv1d`` and ``Conv2d`` share; ``dims`` is the number of spatial axes."""
+    """What ``Conv1d``, ``Conv2d`` and ``Conv3d`` share; ``dims`` is the number of spatial
+    axes."""
 
     dims: ClassVar[int] = 2
 
@@ -72,8 +73,8 @@ class _ConvNd(Module):
         where = type(self).__name__
         check_conv_input(where, x, self.weight, self.bias, self.groups, self.dims)
         check_conv_fits(where, x, self.kernel_size, self.dilation, self._padding)
-        return _conv.convolve(self._padding.apply(x), self.weight, self.bias, self.stride,
-                              self._padding.node, self.dilation, self.groups)
+        return _conv3d.convolve(self._padding.apply(x), self.weight, self.bias, self.stride,
+                                self._padding.node, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
         return _conv_repr(self, output_padding=None, padding_mode=self.padding_mode)
@@ -118,8 +119,23 @@ class Conv2d(_ConvNd):
     dims = 2
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution (cross-correlation) of ``(N, C, D, H, W)`` input with weight
+    ``(out_channels, in_channels / groups, kd, kh, kw)``; PyTorch's arguments, as ``Conv2d``'s
+    with three entries per size.
+
+    Examples:
+        >>> import dparray as dp
+        >>> conv = dp.nn.Conv3d(2, 4, kernel_size=3, padding=1, stride=(1, 2, 2))
+        >>> conv(dp.ones(1, 2, 4, 6, 6)).shape, conv.weight.shape
+        ((1, 4, 4, 3, 3), (4, 2, 3, 3, 3))
+    """
+
+    dims = 3
+
+
 class _ConvTransposeNd(Module):
-    """What ``ConvTranspose1d`` and ``ConvTranspose2d`` share."""
+    """What ``ConvTranspose1d``, ``ConvTranspose2d`` and ``ConvTranspose3d`` share."""
 
     dims: ClassVar[int] = 2
 
@@ -152,8 +168,8 @@ class _ConvTransposeNd(Module):
         extras = transposed_output_padding(where, x, self.kernel_size, self.stride,
                                            self.padding, self.output_padding, self.dilation,
                                            output_size)
-        return _conv_transpose.conv_transpose(x, self.weight, self.bias, self.stride,
-                                              self.padding, extras, self.dilation, self.groups)
+        return _conv3d.conv_transpose(x, self.weight, self.bias, self.stride, self.padding,
+                                      extras, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
         return _conv_repr(self, output_padding=self.output_padding, padding_mode="zeros")
@@ -192,6 +208,21 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     dims = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution of ``(N, C, D, H, W)`` input with weight
+    ``(in_channels, out_channels / groups, kd, kh, kw)``: ``ConvTranspose2d`` with three
+    entries per size.
+
+    Examples:
+        >>> import dparray as dp
+        >>> up = dp.nn.ConvTranspose3d(4, 2, kernel_size=2, stride=2)
+        >>> up(dp.ones(1, 4, 2, 3, 3)).shape
+        (1, 2, 4, 6, 6)
+    """
+
+    dims = 3
 
 
 def _conv_repr(layer: Any, output_padding: tuple[int, ...] | None, padding_mode: str) -> str:

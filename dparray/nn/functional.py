@@ -25,6 +25,7 @@ from dparray.nn._geometry import (
     resolve_output_size,
     transposed_geometry,
     transposed_output_padding,
+    unpool_size,
 )
 from dparray.nn.loss import binary_cross_entropy as binary_cross_entropy
 from dparray.nn.loss import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
@@ -40,11 +41,12 @@ from dparray.nn.loss import smooth_l1_loss as smooth_l1_loss
 from dparray.nn.upsample import resample
 from dparray.ops import activations as _activations
 from dparray.ops import adaptive_pool as _adaptive
-from dparray.ops import conv as _conv
-from dparray.ops import conv_transpose as _conv_transpose
+from dparray.ops import conv3d as _conv3d
 from dparray.ops import dropout as _dropout
+from dparray.ops import embedding as _embedding
 from dparray.ops import normalization as _normalization
-from dparray.ops import pooling as _pooling
+from dparray.ops import pool3d as _pool3d
+from dparray.ops import unpool as _unpool
 from dparray.ops.attention import scaled_dot_product_attention as scaled_dot_product_attention
 from dparray.ops.construct import one_hot as one_hot
 from dparray.ops.nn import linear as linear
@@ -53,13 +55,15 @@ from dparray.ops.pad import pad as pad
 from dparray.tensor import Tensor
 
 __all__ = [
-    "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
-    "conv_transpose1d", "conv_transpose2d", "cosine_embedding_loss", "cross_entropy", "dropout",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d",
+    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "cosine_embedding_loss", "cross_entropy", "dropout",
     "elu", "embedding", "gelu", "group_norm", "hardsigmoid", "hardswish", "hardtanh", "huber_loss",
     "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
-    "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "mish",
-    "mse_loss", "nll_loss", "one_hot", "pad", "prelu", "relu", "relu6", "rms_norm",
+    "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
+    "max_unpool2d", "mish",
+    "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "prelu", "relu", "relu6", "rms_norm",
     "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softmin", "softplus", "softsign", "tanh",
 ]
@@ -383,14 +387,19 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None) -> Tensor:
     """Rows of ``weight`` at the integer positions ``input`` (any shape); the row
     ``padding_idx`` (negative counts from the end) passes no gradient. ``max_norm`` is not
-    supported (a ValueError unless None)."""
+    supported (a ValueError unless None). One graph node (``dparray.ops.embedding``) for a 2-D
+    ``weight``."""
     refuse_max_norm(max_norm, "embedding")
+    check_tensor(weight, "weight", "embedding")
+    rows = weight.shape[0] if weight.ndim else 0
+    row = None if padding_idx is None else check_int(
+        padding_idx, "padding_idx", "embedding", minimum=-rows, maximum=rows - 1) % rows
+    if weight.ndim == 2 and isinstance(input, Tensor):
+        return _embedding.embedding(weight, input, row)
     out = ops.take(weight, input, axis=0)
-    if padding_idx is None:
+    if row is None:
         return out
-    rows = check_tensor(weight, "weight", "embedding").shape[0]
-    row = check_int(padding_idx, "padding_idx", "embedding", minimum=-rows, maximum=rows - 1)
-    padded = ops.unsqueeze(input == row % rows, -1)
+    padded = ops.unsqueeze(input == row, -1)
     return ops.where(padded, out.detach(), out)  # the same values, no gradient to that row
 
 
@@ -417,6 +426,14 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     return _convolve("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D cross-correlation of ``(N, C, D, H, W)`` input with ``(OC, C / groups, kd, kh, kw)``
+    weight, as PyTorch's ``F.conv3d`` (``padding`` may be ``"valid"`` or ``"same"``); one
+    graph node."""
+    return _convolve("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _convolve(where: str, dims: int, input: Tensor, weight: Tensor, bias: Tensor | None,
               stride: Any, padding: Any, dilation: Any, groups: Any) -> Tensor:
     strides, dilations, groups = conv_geometry(where, stride, dilation, groups, dims)
@@ -425,7 +442,8 @@ def _convolve(where: str, dims: int, input: Tensor, weight: Tensor, bias: Tensor
     plan = conv_padding(where, check_conv_padding(where, padding, dims), kernel, strides,
                         dilations)
     check_conv_fits(where, input, kernel, dilations, plan)
-    return _conv.convolve(plan.apply(input), weight, bias, strides, plan.node, dilations, groups)
+    return _conv3d.convolve(plan.apply(input), weight, bias, strides, plan.node, dilations,
+                            groups)
 
 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
@@ -447,6 +465,16 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                                 output_padding, groups, dilation)
 
 
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """3-D transposed convolution of ``(N, C, D, H, W)`` input with
+    ``(C, OC / groups, kd, kh, kw)`` weight, as PyTorch's ``F.conv_transpose3d``; one graph
+    node."""
+    return _convolve_transposed("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                                output_padding, groups, dilation)
+
+
 def _convolve_transposed(where: str, dims: int, input: Tensor, weight: Tensor,
                          bias: Tensor | None, stride: Any, padding: Any, output_padding: Any,
                          groups: Any, dilation: Any) -> Tensor:
@@ -455,8 +483,7 @@ def _convolve_transposed(where: str, dims: int, input: Tensor, weight: Tensor,
     check_transposed_input(where, input, weight, bias, groups, dims)
     extras = transposed_output_padding(where, input, tuple(weight.shape[2:]), strides, pads,
                                        extras, dilations, None)
-    return _conv_transpose.conv_transpose(input, weight, bias, strides, pads, extras, dilations,
-                                          groups)
+    return _conv3d.conv_transpose(input, weight, bias, strides, pads, extras, dilations, groups)
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -475,12 +502,20 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      return_indices)
 
 
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """The maximum of each window of ``(N, C, D, H, W)`` input, as PyTorch's ``F.max_pool3d``;
+    ``return_indices`` also returns each winner's flat position in its input volume."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
 def _max_pool(where: str, dims: int, input: Tensor, kernel_size: Any, stride: Any,
               padding: Any, dilation: Any, ceil_mode: Any, return_indices: Any) -> Any:
     windows = pool_geometry(where, kernel_size, stride, padding, dilation, ceil_mode, dims)
     check_bool(return_indices, "return_indices", where)
     check_pool_input(where, input, windows, dims)
-    return _pooling.max_pool(input, windows, return_indices, dims)
+    return _pool3d.max_pool(input, windows, return_indices, dims)
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -499,6 +534,14 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      count_include_pad, divisor_override)
 
 
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each window of ``(N, C, D, H, W)`` input, as PyTorch's ``F.avg_pool3d``."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
 def _avg_pool(where: str, dims: int, input: Tensor, kernel_size: Any, stride: Any,
               padding: Any, ceil_mode: Any, count_include_pad: Any,
               divisor_override: Any) -> Tensor:
@@ -507,7 +550,28 @@ def _avg_pool(where: str, dims: int, input: Tensor, kernel_size: Any, stride: An
     if divisor_override is not None:
         check_int(divisor_override, "divisor_override", where, minimum=1)
     check_pool_input(where, input, windows, dims)
-    return _pooling.avg_pool(input, windows, count_include_pad, divisor_override, dims)
+    return _pool3d.avg_pool(input, windows, count_include_pad, divisor_override, dims)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The inverse of ``max_pool2d``, as PyTorch's ``F.max_unpool2d``: each value of
+    ``(N, C, H, W)`` input placed at the flat position ``indices`` gives in its output plane
+    (``max_pool2d(..., return_indices=True)``'s), zeros elsewhere. The output's size is
+    ``(H - 1) * stride - 2 * padding + kernel_size`` unless ``output_size`` (the spatial sizes,
+    or the whole shape) picks another within one stride of it; one graph node, whose gradient
+    reads the output's at the indices.
+
+    Examples:
+        >>> import dparray as dp
+        >>> pooled, where = dp.nn.functional.max_pool2d(dp.arange(16.0).reshape(1, 1, 4, 4), 2,
+        ...                                             return_indices=True)
+        >>> dp.nn.functional.max_unpool2d(pooled, where, 2)[0, 0].tolist()[1]
+        [0.0, 5.0, 0.0, 7.0]
+    """
+    size = unpool_size("max_unpool2d", input, indices, kernel_size, stride, padding,
+                       output_size)
+    return _unpool.max_unpool2d(input, indices, size)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
@@ -531,9 +595,10 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    """``(N, C, H, W)`` input resampled to ``size`` or by ``scale_factor``, as PyTorch's
-    ``F.interpolate`` with ``mode="nearest"`` or ``"bilinear"`` (see ``nn.Upsample``); one
-    graph node. ``antialias`` is not supported.
+    """``(N, C, L)``, ``(N, C, H, W)`` or ``(N, C, D, H, W)`` input resampled to ``size`` or
+    by ``scale_factor``, as PyTorch's ``F.interpolate`` with ``mode`` ``"nearest"``,
+    ``"nearest-exact"``, ``"linear"``, ``"bilinear"``, ``"bicubic"`` or ``"trilinear"`` (see
+    ``nn.Upsample``); one graph node. ``antialias`` is not supported.
 
     Examples:
         >>> import dparray as dp
@@ -546,6 +611,35 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     spec = resize("interpolate", size, scale_factor, mode, align_corners,
                   recompute_scale_factor)
     return resample("interpolate", input, spec)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``input`` divided by its ``p``-norm along ``dim``, the norm kept at least ``eps``, as
+    PyTorch's ``F.normalize``: ``input / max(||input||_p, eps)`` (``p`` positive, or ``inf``
+    for the largest magnitude). Where the norm is below ``eps`` the norm is a constant, so a
+    zero vector gets zeros and a gradient of ``1 / eps``, as in PyTorch, not NaN.
+
+    Examples:
+        >>> import dparray as dp
+        >>> x = dp.tensor([[3.0, 4.0], [0.0, 0.0]], dtype="float64")
+        >>> dp.nn.functional.normalize(x).tolist()
+        [[0.6, 0.8], [0.0, 0.0]]
+    """
+    check_tensor(input, "input", "normalize")
+    _check_floating(input, "normalize")
+    p = _checks.check_number(p, "p", "normalize", above=0.0, finite=False)
+    eps = _checks.check_number(eps, "eps", "normalize", minimum=0.0)
+    axis = _checks.normalize_axis(check_int(dim, "dim", "normalize"), input.ndim or 1,
+                                  "normalize")
+    magnitude = ops.abs(input)
+    if math.isinf(p):
+        norm = ops.maximum(ops.max(magnitude, axis=axis, keepdims=True), eps)
+    else:
+        total = ops.sum(magnitude**p, axis=axis, keepdims=True)
+        floor = eps**p  # clamped before the root, whose gradient at 0 is infinite
+        norm = ops.maximum(total, floor) ** (1.0 / p) if floor > 0 else ops.maximum(
+            total ** (1.0 / p), eps)
+    return input / norm
 
 
 def check_probability(p: float, where: str) -> float:

@@ -23,6 +23,7 @@ from dparray.nn.module import Module
 from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.cross_entropy import NLL, CrossEntropy, SoftCrossEntropy
+from dparray.ops.huber import Huber
 from dparray.ops.squared_error import SquaredError
 from dparray.tensor import Tensor
 
@@ -230,10 +231,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     check_choice(reduction, "reduction", where, _REDUCTIONS)
     delta = check_number(delta, "delta", where, above=0.0)
     _check_pair(where, input, target)
-    difference = input - target
-    size = difference.abs()
-    loss = ops.where(size < delta, 0.5 * difference * difference, delta * (size - 0.5 * delta))
-    return _reduce(loss, reduction)
+    return _reduce(Huber(delta, smooth=False)(input, target), reduction)
 
 
 @autocast_op("smooth_l1_loss")
@@ -245,12 +243,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     check_choice(reduction, "reduction", where, _REDUCTIONS)
     beta = check_number(beta, "beta", where, minimum=0.0)
     _check_pair(where, input, target)
-    difference = input - target
-    size = difference.abs()
     if beta == 0.0:
-        return _reduce(size, reduction)
-    loss = ops.where(size < beta, (0.5 / beta) * difference * difference, size - 0.5 * beta)
-    return _reduce(loss, reduction)
+        return _reduce((input - target).abs(), reduction)
+    return _reduce(Huber(beta, smooth=True)(input, target), reduction)
 
 
 _KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")

@@ -1,7 +1,8 @@
-"""Pooling over sequences ``(N, C, L)`` and images ``(N, C, H, W)`` -- max, average and
-adaptive -- with PyTorch's arguments; each call is one graph node (``dparray.ops.pooling``,
-``dparray.ops.adaptive_pool``). The layers keep PyTorch's attributes (``kernel_size``,
-``stride``, ... as given) and print as PyTorch's do."""
+"""Pooling over sequences ``(N, C, L)``, images ``(N, C, H, W)`` and volumes
+``(N, C, D, H, W)`` -- max, average and adaptive -- and max unpooling, with PyTorch's
+arguments; each call is one graph node (``dparray.ops.pooling``, ``dparray.ops.pool3d``,
+``dparray.ops.adaptive_pool``, ``dparray.ops.unpool``). The layers keep PyTorch's attributes
+(``kernel_size``, ``stride``, ... as given) and print as PyTorch's do."""
 
 from __future__ import annotations
 
@@ -14,15 +15,18 @@ from dparray.nn._geometry import (
     check_pool_input,
     pool_geometry,
     resolve_output_size,
+    unpool_size,
 )
 from dparray.nn.module import Module
 from dparray.ops import adaptive_pool as _adaptive
-from dparray.ops import pooling as _pooling
+from dparray.ops import pool3d as _pool3d
+from dparray.ops import unpool as _unpool
 from dparray.tensor import Tensor
 
 
 class _MaxPoolNd(Module):
-    """What ``MaxPool1d`` and ``MaxPool2d`` share; ``dims`` is the number of spatial axes."""
+    """What ``MaxPool1d``, ``MaxPool2d`` and ``MaxPool3d`` share; ``dims`` is the number of
+    spatial axes."""
 
     dims: ClassVar[int] = 2
 
@@ -39,7 +43,7 @@ class _MaxPoolNd(Module):
 
     def forward(self, x: Tensor) -> Any:
         check_pool_input(type(self).__name__, x, self.windows, self.dims)
-        return _pooling.max_pool(x, self.windows, self.return_indices, self.dims)
+        return _pool3d.max_pool(x, self.windows, self.return_indices, self.dims)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -75,8 +79,21 @@ class MaxPool2d(_MaxPoolNd):
     dims = 2
 
 
+class MaxPool3d(_MaxPoolNd):
+    """The maximum of each window of ``(N, C, D, H, W)`` input: ``MaxPool2d`` with three
+    entries per size (``return_indices`` gives flat positions in each input volume).
+
+    Examples:
+        >>> import dparray as dp
+        >>> dp.nn.MaxPool3d(2)(dp.arange(8.0).reshape(1, 1, 2, 2, 2)).tolist()
+        [[[[[7.0]]]]]
+    """
+
+    dims = 3
+
+
 class _AvgPoolNd(Module):
-    """What ``AvgPool1d`` and ``AvgPool2d`` share."""
+    """What ``AvgPool1d``, ``AvgPool2d`` and ``AvgPool3d`` share."""
 
     dims: ClassVar[int] = 2
 
@@ -95,8 +112,8 @@ class _AvgPoolNd(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         check_pool_input(type(self).__name__, x, self.windows, self.dims)
-        return _pooling.avg_pool(x, self.windows, self.count_include_pad, self.divisor_override,
-                                 self.dims)
+        return _pool3d.avg_pool(x, self.windows, self.count_include_pad, self.divisor_override,
+                                self.dims)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -135,6 +152,49 @@ class AvgPool2d(_AvgPoolNd):
     """
 
     dims = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """The mean of each window of ``(N, C, D, H, W)`` input, with PyTorch's divisor rules:
+    ``AvgPool2d`` with three entries per size.
+
+    Examples:
+        >>> import dparray as dp
+        >>> dp.nn.AvgPool3d(2)(dp.arange(8.0).reshape(1, 1, 2, 2, 2)).tolist()
+        [[[[[3.5]]]]]
+    """
+
+    dims = 3
+
+
+class MaxUnpool2d(Module):
+    """The inverse of ``MaxPool2d(return_indices=True)``, as PyTorch's: ``forward(x, indices,
+    output_size=None)`` places each value at its index in zeros (see
+    ``dparray.nn.functional.max_unpool2d``).
+
+    Examples:
+        >>> import dparray as dp
+        >>> pool, unpool = dp.nn.MaxPool2d(2, return_indices=True), dp.nn.MaxUnpool2d(2)
+        >>> unpool(*pool(dp.arange(16.0).reshape(1, 1, 4, 4)))[0, 0].tolist()[3]
+        [0.0, 13.0, 0.0, 15.0]
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        where = type(self).__name__
+        self.kernel_size = check_int_tuple(kernel_size, "kernel_size", where, 2, minimum=1)
+        self.stride = self.kernel_size if stride is None else check_int_tuple(
+            stride, "stride", where, 2, minimum=1)
+        self.padding = check_int_tuple(padding, "padding", where, 2, minimum=0)
+
+    def forward(self, x: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        size = unpool_size(type(self).__name__, x, indices, self.kernel_size, self.stride,
+                           self.padding, output_size)
+        return _unpool.max_unpool2d(x, indices, size)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}")
 
 
 class AdaptiveAvgPool2d(Module):

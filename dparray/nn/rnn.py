@@ -7,9 +7,10 @@ Layer ``k`` owns ``weight_ih_l{k}`` of shape ``(gates * hidden_size, layer input
 names ending in ``_reverse``. The gates are stacked in PyTorch's order (LSTM: input, forget,
 cell, output; GRU: reset, update, new), so state dicts move between the libraries unchanged.
 
-The time loop is made of ordinary differentiable ops. The input projection
-``x @ weight_ih.T + bias_ih`` of the whole sequence is one matrix product per layer and
-direction, before the loop; only the hidden projection runs at every time step.
+The input projection ``x @ weight_ih.T + bias_ih`` of the whole sequence is one matrix product
+per layer and direction, before the loop; only the hidden projection runs at every time step.
+LSTM's recurrence over the sequence is one graph node (``dparray.ops.recurrent``); RNN's and
+GRU's time loops are made of ordinary differentiable ops.
 
 Under ``DataParallel``, which splits the arguments and joins the outputs along axis 0,
 construct the layers with ``batch_first=True``: with time-major input, axis 0 is time. A layer
@@ -39,6 +40,7 @@ from dparray.nn import functional as F
 from dparray.nn import init
 from dparray.nn.chunks import check_batch_first
 from dparray.nn.module import Module
+from dparray.ops import recurrent
 from dparray.tensor import Tensor
 
 _State = tuple[Tensor, ...]
@@ -49,7 +51,7 @@ class _Recurrent(Module):
     """What RNN, LSTM and GRU share: arguments, parameters, and the loop over layers,
     directions and time. A subclass sets ``gates`` (how many blocks of ``hidden_size`` rows its
     weights stack), ``state_names`` (the tensors it carries from step to step) and ``cell``
-    (one time step)."""
+    (one time step), or overrides ``_run_direction`` (LSTM: the whole sequence as one node)."""
 
     gates: int
     state_names: tuple[str, ...]
@@ -316,13 +318,18 @@ class LSTM(_Recurrent):
         output, (h_n, c_n) = self._run(input, hx)
         return output, (h_n, c_n)
 
-    def cell(self, projected: Tensor, state: _State, weight_hh: Tensor,
-             bias_hh: Tensor | None) -> _State:
-        h, c = state
-        gates = projected + F.linear(h, weight_hh, bias_hh)
-        i, f, g, o = ops.split(gates, self.hidden_size, axis=-1)
-        c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
-        return ops.sigmoid(o) * ops.tanh(c), c
+    def _run_direction(self, x: Tensor, state: _State, index: int,
+                       reverse: bool) -> tuple[Tensor, _State]:
+        """The whole recurrence as one node (``dparray.ops.recurrent``): the input projection
+        of every step, both biases added, then the loop over time inside the node."""
+        weights = [getattr(self, name) for name in self._weight_names[index]]
+        projected = F.linear(x, weights[0], weights[2] if self.bias else None)
+        if self.bias:
+            projected = projected + weights[3]
+        h0, c0 = state
+        out = recurrent.lstm_sequence(projected, h0, c0, weights[1], reverse)
+        length = x.shape[0]
+        return out[:length], (out[0] if reverse else out[length - 1], out[length])
 
 
 class GRU(_Recurrent):

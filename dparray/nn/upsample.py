@@ -1,11 +1,11 @@
-"""Resampling layers for images ``(N, C, H, W)``: ``Upsample`` and PyTorch's two fixed-mode
-forms, each call one graph node (``dparray.ops.interpolate``)."""
+"""Resampling layers for sequences, images and volumes: ``Upsample`` and PyTorch's two
+fixed-mode forms, each call one graph node (``dparray.ops.interpolate``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from dparray.nn._geometry import Resize, check_nonempty_image, resize
+from dparray.nn._geometry import Resize, resize
 from dparray.nn.module import Module
 from dparray.ops import interpolate as _interpolate
 from dparray.tensor import Tensor
@@ -13,19 +13,21 @@ from dparray.tensor import Tensor
 
 def resample(where: str, x: Any, spec: Resize) -> Tensor:
     """``x`` resampled as the checked ``spec`` says (the body of ``F.interpolate``)."""
-    check_nonempty_image(where, x, floating=spec.mode == "bilinear")
-    return _interpolate.interpolate(x, spec.output_size(where, x), spec.kernel_scales(),
-                                    spec.mode, spec.align_corners)
+    size = spec.output_size(where, x)
+    return _interpolate.interpolate(x, size, spec.kernel_scales(len(size)), spec.mode,
+                                    spec.align_corners)
 
 
 class Upsample(Module):
-    """Resample images to ``size`` or by ``scale_factor`` (one of the two; an int or float, or
-    one per axis), as PyTorch's ``nn.Upsample``: ``mode="nearest"`` copies the nearest pixel
-    (PyTorch's ``floor`` rule), ``"bilinear"`` interpolates between the four nearest, aligning
-    the corner pixels' centres (``align_corners=True``) or their outer edges (False, the
-    default). With ``scale_factor``, the output size is ``floor(size * scale_factor)`` and
-    positions follow the factor, unless ``recompute_scale_factor=True`` derives them from the
-    sizes.
+    """Resample sequences ``(N, C, L)``, images ``(N, C, H, W)`` or volumes
+    ``(N, C, D, H, W)`` to ``size`` or by ``scale_factor`` (one of the two; an int or float,
+    or one per spatial axis), as PyTorch's ``nn.Upsample``: ``mode="nearest"`` copies the
+    nearest entry (PyTorch's ``floor`` rule; ``"nearest-exact"`` rounds to the nearest centre
+    instead), ``"linear"``, ``"bilinear"`` and ``"trilinear"`` interpolate between the 2, 4 or
+    8 nearest, ``"bicubic"`` with cubic convolution over the 16 nearest, aligning the corner
+    entries' centres (``align_corners=True``) or their outer edges (False, the default). With
+    ``scale_factor``, the output size is ``floor(size * scale_factor)`` and positions follow
+    the factor, unless ``recompute_scale_factor=True`` derives them from the sizes.
 
     Examples:
         >>> import dparray as dp

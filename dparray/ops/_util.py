@@ -38,8 +38,9 @@ def as_array(result: Any) -> Any:
 
 
 def check_same_kind(op: str, backend: Backend, a: Any, b: Any) -> None:
-    """Refuse to mix dtype kinds (int with float, bool with int): the standard leaves it
-    undefined, so dparray forbids it on every backend alike. Python scalars pass."""
+    """Refuse to mix dtype kinds (int with float, bool with int) in the ops PyTorch refuses to
+    mix them in (``matmul``, ``linear``, the convolutions, ``lerp``, ``isclose``); every other
+    op promotes (``dparray.ops._promote.promote``). Python scalars pass."""
     dtype_a = getattr(a, "dtype", None)
     dtype_b = getattr(b, "dtype", None)
     if dtype_a is None or dtype_b is None or dtype_a == dtype_b:
@@ -48,8 +49,8 @@ def check_same_kind(op: str, backend: Backend, a: Any, b: Any) -> None:
     second = _dtypes.from_native(backend, dtype_b)
     if first.kind != second.kind:
         raise TypeError(
-            f"{op}: cannot mix dtypes {first.name} and {second.name} (the array API standard "
-            "defines no promotion between kinds); cast one with .astype(...)"
+            f"{op}: cannot mix dtypes {first.name} and {second.name} (PyTorch refuses them "
+            "here too); cast one with .astype(...)"
         )
 
 

@@ -93,13 +93,14 @@ class Elu(Function):
         xp = self.xp
         x = as_float(self.backend, x)
         self.save(x)
-        negative = self.input_scale * xp.minimum(x, 0.0)  # exp of the positive side unused
+        # exp of the positive side unused; where, not minimum, keeps -0.0 (expm1(-0.0) = -0.0)
+        negative = self.input_scale * xp.where(x > 0, 0.0, x)
         return xp.where(x > 0, self.scale * x, (self.scale * self.alpha) * xp.expm1(negative))
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp
         (x,) = self.saved
-        negative = self.input_scale * xp.minimum(x, 0.0)
+        negative = self.input_scale * xp.where(x > 0, 0.0, x)
         slope = (self.scale * self.alpha * self.input_scale) * xp.exp(negative)
         return grad * xp.where(x > 0, self.scale, slope)
 
@@ -145,7 +146,8 @@ class Hardswish(Function):
     def backward(self, grad: Any) -> Any:
         xp = self.xp
         (x,) = self.saved
-        slope = xp.where(x <= -3.0, 0.0, xp.where(x < 3.0, x / 3.0 + 0.5, 1.0))
+        # NaN takes the middle formula: a NaN input gets a NaN gradient, as in PyTorch
+        slope = xp.where(x <= -3.0, 0.0, xp.where(x >= 3.0, 1.0, x / 3.0 + 0.5))
         return grad * slope
 
 
@@ -166,7 +168,8 @@ class Hardsigmoid(Function):
 
 
 class Hardtanh(Function):
-    """``x`` limited to ``[min_val, max_val]``; the gradient passes strictly inside."""
+    """``x`` limited to ``[min_val, max_val]``; the gradient passes strictly inside (not at
+    NaN)."""
 
     def __init__(self, min_val: float, max_val: float) -> None:
         self.min_val, self.max_val = min_val, max_val

@@ -1,4 +1,5 @@
-"""Arithmetic with broadcasting and Python scalars: ``+ - * / ** // %``, negation and ``lerp``.
+"""Arithmetic with broadcasting and Python scalars: ``+ - * / ** // %``, ``fmod``, negation and
+``lerp``.
 
 Python scalars stay Python scalars all the way into the backend, so a float32 tensor times 0.5
 stays float32 (NumPy's NEP 50 rules; the array API's). Broadcasting is undone by the engine.
@@ -11,8 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dparray._checks import check_choice, check_tensor
 from dparray.autograd import Function
-from dparray.ops._promote import as_float, is_integer, kind, with_python_float
+from dparray.ops._promote import as_float, is_integer, kind, promote
 from dparray.ops._util import PYTHON_SCALARS, as_operands, check_same_kind
 from dparray.tensor import Tensor
 
@@ -24,6 +26,7 @@ __all__ = [
     "pow",
     "sub",
     "floor_divide",
+    "fmod",
     "lerp",
     "remainder",
 ]
@@ -33,8 +36,7 @@ class Add(Function):
     """``a + b``."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("add", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         return a + b
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
@@ -45,8 +47,7 @@ class Sub(Function):
     """``a - b``."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("sub", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         return a - b
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
@@ -57,8 +58,7 @@ class Mul(Function):
     """``a * b``."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("mul", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         self.save(a, b)
         return a * b
 
@@ -72,7 +72,7 @@ class Div(Function):
     """``a / b``; integers are divided in the default float."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("div", self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         a, b = as_float(self.backend, a), as_float(self.backend, b)
         self.save(a, b)
         return a / b
@@ -85,27 +85,30 @@ class Div(Function):
 
 
 class Pow(Function):
-    """``a ** b``, with PyTorch's gradients where the base is 0 or negative.
+    """``a ** b``, with PyTorch's gradients where the base is 0 or negative. Integers to a
+    negative Python int power are refused; to a tensor of powers they follow PyTorch
+    (``_integer_power``).
 
     The base's gradient ``b * a ** (b - 1)`` is 0 where ``b == 0`` (so ``d/dx x ** 0`` is 0 at
     ``x = 0``); the exponent's ``a ** b * log(a)`` is 0 where ``a == 0`` and ``b >= 0``, -inf
     where ``a == 0`` and ``b < 0``, NaN where ``a < 0``. Neither direction warns about a zero
-    base (``0 ** -1`` is inf, as in IEEE arithmetic and PyTorch).
+    base (``0 ** -1`` is inf, as in IEEE arithmetic and PyTorch), and a negative zero keeps its
+    sign under odd integer powers (``(-0.0) ** -1`` is -inf, ``(-0.0) ** 3`` is -0.0), as IEEE's
+    ``pow`` has it; the gradients follow from those values.
     """
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("pow", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         if is_integer(self.backend, a) and is_integer(self.backend, b):
-            negative = bool(self.xp.any(b < 0)) if hasattr(b, "dtype") else b < 0
-            if negative:
+            if not hasattr(b, "dtype") and b < 0:
                 raise ValueError(
                     "pow: integers to negative integer powers are not allowed; cast the base "
                     "to a floating dtype first"
                 )
-            out = a**b  # an integer 0 ** b, b >= 0, divides by nothing
+            out = _integer_power(self.xp, a, b)
         elif isinstance(a, PYTHON_SCALARS):
-            out = a**b if a != 0 else _zero_power(self.xp, b)
+            out = a**b if a != 0 else _signed_zero_power(
+                self.xp, _zero_power(self.xp, b), math.copysign(1.0, a) < 0, b)
         elif isinstance(b, PYTHON_SCALARS) and b >= 0:
             out = a**b  # the common x ** 2: no zero base can divide by zero
         else:
@@ -123,6 +126,19 @@ class Pow(Function):
         return grad_a, grad_b
 
 
+def _integer_power(xp: Any, a: Any, b: Any) -> Any:
+    """``a ** b`` for integers, PyTorch's: where an exponent tensor is negative, ``1 ** b`` is
+    1, ``(-1) ** b`` is 1 or -1 by parity, and every other base gives 0 (``1 / a`` truncated)."""
+    if not hasattr(b, "dtype") or not bool(xp.any(b < 0)):
+        return a**b  # an integer 0 ** b, b >= 0, divides by nothing
+    base = a if hasattr(a, "dtype") else xp.asarray(a, dtype=b.dtype)
+    negative = b < 0
+    power = base ** xp.where(negative, 0, b)
+    parity = 1 - 2 * xp.astype(xp.remainder(b, 2), power.dtype)  # (-1) ** b
+    reciprocal = xp.where(base == 1, 1, xp.where(base == -1, parity, 0))
+    return xp.where(negative, xp.astype(reciprocal, power.dtype), power)
+
+
 def _base_derivative(xp: Any, a: Any, b: Any) -> Any:
     """``b * a ** (b - 1)``, 0 where ``b == 0``; ``a`` is an array."""
     if isinstance(b, PYTHON_SCALARS):
@@ -137,7 +153,8 @@ def _power(xp: Any, a: Any, e: Any) -> Any:
     """``a ** e`` for an array ``a``, with IEEE's values where ``a == 0`` computed without a
     division-by-zero warning."""
     zero = a == 0
-    return xp.where(zero, _zero_power(xp, e), xp.where(zero, 1.0, a) ** e)
+    out = xp.where(zero, _zero_power(xp, e), xp.where(zero, 1.0, a) ** e)
+    return _signed_zero_power(xp, out, xp.logical_and(zero, xp.signbit(a)), e)
 
 
 def _zero_power(xp: Any, e: Any) -> Any:
@@ -146,6 +163,18 @@ def _zero_power(xp: Any, e: Any) -> Any:
     if isinstance(e, PYTHON_SCALARS):
         return math.inf if e < 0 else 0.0**e
     return xp.where(e < 0, math.inf, 0.0 ** xp.where(e < 0, 1.0, e))
+
+
+def _signed_zero_power(xp: Any, out: Any, negative_zero: Any, e: Any) -> Any:
+    """``out`` (powers of ``+0.0`` where ``negative_zero``) with IEEE's sign for a base of
+    ``-0.0``: ``(-0.0) ** e`` is ``-(0.0 ** e)`` where ``e`` is an odd integer (-inf, -0.0)."""
+    if isinstance(e, PYTHON_SCALARS):
+        if not (math.isfinite(e) and e % 2 == 1):
+            return out
+        return xp.where(negative_zero, -out, out)
+    finite = xp.isfinite(e)
+    odd = xp.logical_and(finite, xp.remainder(xp.where(finite, e, 0.0), 2.0) == 1.0)
+    return xp.where(xp.logical_and(negative_zero, odd), -out, out)
 
 
 def _exponent_derivative(xp: Any, a: Any, b: Any, out: Any) -> Any:
@@ -182,8 +211,7 @@ class _Division(Function):
 
     def prepare(self, a: Any, b: Any) -> tuple[Any, Any]:
         backend = self.backend
-        check_same_kind(self.name, backend, a, b)
-        a, b = with_python_float(backend, a, b)
+        a, b = promote(backend, a, b)
         kinds = (kind(backend, a), kind(backend, b))
         if "bool" in kinds:
             raise TypeError(f"{self.name} needs numbers, got a bool operand")
@@ -223,6 +251,48 @@ class Remainder(_Division):
         a, b = self.saved
         return (grad if self.needs_grad(0) else None,
                 -grad * (a // b) if self.needs_grad(1) else None)
+
+
+class TruncDivide(_Division):
+    """``trunc(a / b)``, the quotient rounded towards zero (PyTorch's
+    ``div(rounding_mode="trunc")``); its gradient is 0."""
+
+    name = "div"
+
+    def forward(self, a: Any, b: Any) -> Any:
+        a, b = self.prepare(a, b)
+        if is_integer(self.backend, a) and is_integer(self.backend, b):
+            quotient = a // b
+            inexact = (quotient * b) != a
+            return self.xp.where(self.xp.logical_and(inexact, quotient < 0), quotient + 1,
+                                 quotient)
+        return self.xp.trunc(as_float(self.backend, a) / as_float(self.backend, b))
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        zeros = self.xp.zeros_like(grad)
+        return (zeros if self.needs_grad(0) else None, zeros if self.needs_grad(1) else None)
+
+
+class Fmod(_Division):
+    """``a - b * trunc(a / b)``, with the sign of ``a`` (C's ``fmod``, PyTorch's ``fmod``),
+    computed exactly as the remainder of the magnitudes; the gradients are 1 for ``a`` and
+    ``-trunc(a / b)`` for ``b``, as in PyTorch."""
+
+    name = "fmod"
+
+    def forward(self, a: Any, b: Any) -> Any:
+        xp = self.xp
+        a, b = self.prepare(a, b)
+        self.save(a, b)
+        size = xp.remainder(xp.abs(a), abs(b) if isinstance(b, PYTHON_SCALARS) else xp.abs(b))
+        if is_integer(self.backend, a):
+            return xp.where(a < 0, -size, size)
+        return xp.copysign(size, a)
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        a, b = self.saved
+        return (grad if self.needs_grad(0) else None,
+                -grad * self.xp.trunc(a / b) if self.needs_grad(1) else None)
 
 
 class Lerp(Function):
@@ -271,9 +341,20 @@ def mul(a: Any, b: Any) -> Tensor:
     return _binary(Mul, a, b)
 
 
-def div(a: Any, b: Any) -> Tensor:
-    """Elementwise ``a / b`` with broadcasting."""
-    return _binary(Div, a, b)
+def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """Elementwise ``a / b`` with broadcasting; PyTorch's ``rounding_mode`` rounds the quotient
+    towards zero (``"trunc"``) or down (``"floor"``, ``a // b``), keeping integers integers.
+
+    Examples:
+        >>> import dparray
+        >>> a = dparray.tensor([7, -7])
+        >>> dparray.div(a, 2).tolist(), dparray.div(a, 2, rounding_mode="trunc").tolist()
+        ([3.5, -3.5], [3, -3])
+    """
+    if rounding_mode is None:
+        return _binary(Div, a, b)
+    mode = check_choice(rounding_mode, "rounding_mode", "div", ("trunc", "floor"))
+    return _binary(TruncDivide if mode == "trunc" else FloorDivide, a, b)
 
 
 def pow(a: Any, b: Any) -> Tensor:
@@ -306,6 +387,20 @@ def remainder(a: Any, b: Any) -> Tensor:
         [1, 2]
     """
     return _binary(Remainder, a, b)
+
+
+def fmod(a: Tensor, b: Any) -> Tensor:
+    """Elementwise ``a - b * trunc(a / b)``: the remainder with the sign of ``a`` (C's and
+    PyTorch's ``fmod``; ``%`` takes the sign of ``b``).
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([7, -7])
+        >>> dparray.fmod(x, 3).tolist(), (x % 3).tolist()
+        ([1, -1], [1, 2])
+    """
+    check_tensor(a, "a", "fmod")
+    return _binary(Fmod, a, b)
 
 
 def lerp(start: Any, end: Any, weight: Any) -> Tensor:

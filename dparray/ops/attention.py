@@ -35,6 +35,7 @@ from dparray.kernels import reference, resolve
 from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.linalg import array_matmul, wide_matmul
+from dparray.ops.shape import repeat_interleave
 from dparray.tensor import Tensor
 
 _WHERE = "scaled_dot_product_attention"
@@ -54,18 +55,18 @@ class _Attention(Function):
         xp = self.xp
         # wide: bfloat16/float16 scores stay float32, and so do the softmax and probabilities
         scores = wide_matmul(self.backend)(query * self.scale, xp.matrix_transpose(key))
-        if self.is_causal:
-            rows, cols = scores.shape[-2], scores.shape[-1]
-            seen = (xp.reshape(xp.arange(cols), (1, cols))
-                    <= xp.reshape(xp.arange(rows), (rows, 1)))
-            scores = xp.where(seen, scores, -math.inf)
-        if mask is not None:
-            if mask.dtype == xp.bool:
-                scores = xp.where(mask, scores, -math.inf)
-            else:
-                self.float_mask = True
-                scores = scores + xp.astype(mask, scores.dtype)
-        probs = self.softmax(scores)
+        if self.is_causal and mask is None:
+            probs = self.causal_softmax(scores)
+        else:
+            if self.is_causal:
+                scores = _causal(xp, scores)
+            if mask is not None:
+                if mask.dtype == xp.bool:
+                    scores = xp.where(mask, scores, -math.inf)
+                else:
+                    self.float_mask = True
+                    scores = scores + xp.astype(mask, scores.dtype)
+            probs = self.softmax(scores)
         if not self.dropout_p:
             return probs, None, probs
         keep = _random.generator(self.backend).bernoulli(tuple(probs.shape), 1.0 - self.dropout_p)
@@ -75,6 +76,11 @@ class _Attention(Function):
         """Softmax over the last axis, zeros for a row that sees no key (every score
         ``-inf``); a backend's kernel may replace this step alone."""
         return _safe_softmax(self.xp, scores)
+
+    def causal_softmax(self, scores: Any) -> Any:
+        """The softmax of the scores with query ``i`` seeing keys ``0 .. i`` only (zeros
+        beyond); a backend's kernel may apply the mask inside its softmax."""
+        return self.softmax(_causal(self.xp, scores))
 
     def softmax_backward(self, grad_probs: Any, probs: Any) -> Any:
         """The scores' gradient from the probabilities' (a row of zeros passes none)."""
@@ -153,6 +159,14 @@ def _like(xp: Any, probs: Any, other: Any) -> Any:
     return probs if probs.dtype == other.dtype else xp.astype(probs, other.dtype)
 
 
+def _causal(xp: Any, scores: Any) -> Any:
+    """``scores`` with ``-inf`` where key ``j`` comes after query ``i`` (the top-left
+    triangle kept, as PyTorch's ``is_causal``)."""
+    rows, cols = scores.shape[-2], scores.shape[-1]
+    seen = xp.reshape(xp.arange(cols), (1, cols)) <= xp.reshape(xp.arange(rows), (rows, 1))
+    return xp.where(seen, scores, -math.inf)
+
+
 def _safe_softmax(xp: Any, scores: Any) -> Any:
     """Softmax over the last axis, zeros for a row whose scores are all ``-inf`` (or that has
     no scores at all)."""
@@ -168,7 +182,8 @@ def _safe_softmax(xp: Any, scores: Any) -> Any:
 @autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
     """Attention of ``query`` ``(..., L, E)`` over ``key`` ``(..., S, E)`` and ``value``
     ``(..., S, Ev)``: ``softmax(query @ key^T * scale + mask) @ value``, as PyTorch's
     ``F.scaled_dot_product_attention``; one graph node.
@@ -177,7 +192,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     (added to the scores; it receives a gradient). ``is_causal`` lets query ``i`` see keys
     ``0 .. i`` (not together with ``attn_mask``). ``dropout_p`` zeroes probabilities with a
     mask from the current random stream whenever it is above 0 (pass 0 in evaluation).
-    ``scale`` defaults to ``1 / sqrt(E)``. A query that sees no key gets zeros.
+    ``scale`` defaults to ``1 / sqrt(E)``. A query that sees no key gets zeros. With
+    ``enable_gqa`` (grouped-query attention), ``key`` and ``value`` may have fewer heads (axis
+    -3) than ``query``, a divisor of its count: each serves that many query heads in turn, as
+    in PyTorch.
 
     Examples:
         >>> import dparray as dp
@@ -190,6 +208,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         >>> out.tolist()
         [[1.0], [0.0]]
     """
+    if check_bool(enable_gqa, "enable_gqa", _WHERE):
+        key, value = _grouped(query, key, "key"), _grouped(query, value, "value")
     shape = _check_inputs(query, key, value)
     dropout_p = check_probability(dropout_p, "dropout_p", _WHERE)
     check_bool(is_causal, "is_causal", _WHERE)
@@ -218,6 +238,21 @@ def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, drop
     caller checks the arguments as ``scaled_dot_product_attention`` does."""
     op = resolve(query.backend, AttentionWeights)
     return op(scale, dropout_p, is_causal)(query, key, attn_mask)
+
+
+def _grouped(query: Any, other: Any, name: str) -> Any:
+    """``other`` (key or value) with each of its heads repeated for the query heads it serves
+    (PyTorch's ``repeat_interleave`` along axis -3)."""
+    check_tensor(query, "query", _WHERE)
+    check_tensor(other, name, _WHERE)
+    if query.ndim < 3 or other.ndim < 3:
+        raise ValueError(f"{_WHERE}: enable_gqa needs heads (..., heads, length, features), "
+                         f"got query {query.shape} and {name} {other.shape}")
+    heads, groups = query.shape[-3], other.shape[-3]
+    if groups == 0 or heads % groups:
+        raise ValueError(f"{_WHERE}: enable_gqa needs the query's {heads} heads to be a "
+                         f"multiple of the {name}'s {groups}")
+    return other if heads == groups else repeat_interleave(other, heads // groups, axis=-3)
 
 
 def _check_inputs(query: Any, key: Any, value: Any) -> tuple[int, ...]:

@@ -1,6 +1,8 @@
 """Bitwise ``& | ^ ~`` on integer and bool tensors, and the shifts ``<< >>`` on integer ones.
 
-The results are constants. Shifting by a negative amount, or by the width of the dtype or
+The results are constants. A bool tensor with an integer one counts as integers, and a Python
+int beyond the tensor's dtype wraps into it (``int32_tensor | 0xFFFFFFFF`` is ``| -1``), as in
+PyTorch. Shifting by a negative amount, or by the width of the dtype or
 more, gives what PyTorch gives -- 0 for ``<<``, and 0 or -1 (the sign) for ``>>`` -- where the
 array API leaves it undefined.
 """
@@ -12,8 +14,7 @@ from typing import Any
 from dparray import dtypes as _dtypes
 from dparray.backend import Backend
 from dparray.ops._constant import constant_operands
-from dparray.ops._promote import kind
-from dparray.ops._util import check_same_kind
+from dparray.ops._promote import kind, promote
 from dparray.tensor import Tensor, from_op
 
 __all__ = [
@@ -37,12 +38,10 @@ def _operands(name: str, allow_bool: bool, *values: Any) -> tuple[Backend, list[
             what = _dtypes.dtype_of(backend, x).name if hasattr(x, "dtype") else type(x).__name__
             wanted = "integer or bool" if allow_bool else "integer"
             raise TypeError(f"{name} needs {wanted} operands, got {what}")
-    if "bool" in kinds and any(k in _INTEGER for k in kinds):
-        if any(hasattr(x, "dtype") and k == "bool" for k, x in zip(kinds, arrays, strict=True)):
-            raise TypeError(f"{name}: cannot mix bool and integer tensors; cast one with .astype")
-        arrays = [int(x) if k == "bool" else x for k, x in zip(kinds, arrays, strict=True)]
-    if len(arrays) == 2:
-        check_same_kind(name, backend, *arrays)
+    if "bool" in kinds and any(k in _INTEGER for k in kinds):  # a Python bool is 0 or 1
+        arrays = [int(x) if type(x) is bool else x for x in arrays]
+    if len(arrays) == 2:  # a bool tensor with an integer one is an integer, as in PyTorch
+        arrays = list(promote(backend, *arrays))
     return backend, arrays
 
 

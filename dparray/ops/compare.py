@@ -13,7 +13,7 @@ from typing import Any
 
 from dparray._checks import check_bool, check_number
 from dparray.ops._constant import constant_operands
-from dparray.ops._promote import as_float, kind, with_python_float
+from dparray.ops._promote import as_float, kind, promote
 from dparray.ops._util import check_same_kind
 from dparray.tensor import Tensor, from_op
 
@@ -34,8 +34,7 @@ __all__ = [
 
 def _compare(name: str, function: Callable[[Any, Any], Any], a: Any, b: Any) -> Tensor:
     backend, (a, b) = constant_operands(name, a, b)
-    check_same_kind(name, backend, a, b)
-    a, b = with_python_float(backend, a, b)
+    a, b = promote(backend, a, b)
     return from_op(function(a, b), backend, None)
 
 

@@ -19,18 +19,17 @@ from dparray.ops._autocast import autocast_op
 from dparray.ops._one_d import OnHeightOne
 from dparray.ops._promote import wide_sum
 from dparray.ops._util import check_same_kind
-from dparray.ops._windows import Pair, Windows, col2im, im2col
+from dparray.ops._windows import Pair, Sizes, Windows, col2im, im2col
 from dparray.ops.conv import from_groups, to_groups
 from dparray.ops.linalg import array_matmul
 from dparray.tensor import Tensor
 
 
-def transposed_size(size: Pair, kernel: Pair, stride: Pair, padding: Pair,
-                    output_padding: Pair, dilation: Pair) -> Pair:
+def transposed_size(size: Sizes, kernel: Sizes, stride: Sizes, padding: Sizes,
+                    output_padding: Sizes, dilation: Sizes) -> Sizes:
     """The output's spatial size of a transposed convolution, PyTorch's formula."""
-    out = [(n - 1) * s - 2 * p + d * (k - 1) + o + 1 for n, k, s, p, o, d in zip(
-        size, kernel, stride, padding, output_padding, dilation, strict=True)]
-    return out[0], out[1]
+    return tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1 for n, k, s, p, o, d in zip(
+        size, kernel, stride, padding, output_padding, dilation, strict=True))
 
 
 @reference("conv_transpose2d")

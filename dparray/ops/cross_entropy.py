@@ -49,9 +49,12 @@ class _RowLoss(Function):
             self.scale = 1.0
             return total
         denominator = xp.sum(row_weight)
-        empty = denominator == 0.0  # every row ignored: NaN, as in PyTorch (without a warning)
-        self.scale = xp.where(empty, xp.nan, 1.0 / xp.where(empty, 1.0, denominator))
-        return total * self.scale
+        # every row ignored: the loss is NaN (0 / 0, without a warning) and its gradient 0, as
+        # in PyTorch, so an optimizer step on such a batch changes nothing rather than making
+        # every weight NaN; the scale is the gradient's, the forward puts the NaN in itself
+        empty = denominator == 0.0
+        self.scale = xp.where(empty, 0.0, 1.0 / xp.where(empty, 1.0, denominator))
+        return xp.where(empty, xp.nan, total * self.scale)
 
     def row_share(self, grad: Any, kept: Any) -> Any:
         """Each row's share of the upstream gradient, 0 for ignored rows, as ``(M, 1)``."""

@@ -38,8 +38,9 @@ def einsum(subscripts: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
 
     Each operand's axes are named by letters (``"ij,jk->ik"``); an index that is left out of
     the output is summed over; an index repeated within one operand takes its diagonal
-    (``"ii->i"``); ``...`` stands for the remaining (broadcast) axes. Without ``->`` the output
-    holds ``...`` then the indices that appear once, in alphabetical order. Axes of size 1
+    (``"ii->i"``); ``...`` stands for the remaining (broadcast) axes, summed over when the
+    output leaves it out (``"ij...,ij...->ij"``). Without ``->`` the output holds ``...`` then
+    the indices that appear once, in alphabetical order. Axes of size 1
     broadcast against longer ones with the same index. Operands may also come as one list.
 
     Examples:
@@ -105,13 +106,9 @@ def _parse(subscripts: str, ndims: list[int]) -> tuple[list[Labels], Labels]:
         counts = [label for labels in inputs for label in labels if label in _LETTERS]
         return inputs, spread + sorted(label for label in set(counts) if counts.count(label) == 1)
     output = _letters(right, subscripts)
-    if _ELLIPSIS in output:
+    if _ELLIPSIS in output:  # without it, the '...' axes are summed over, as in PyTorch
         at = output.index(_ELLIPSIS)
         output[at:at + 1] = spread
-    elif spread:
-        raise ValueError(
-            f"einsum: the operands of {subscripts!r} have '...' axes, so the output needs '...'"
-        )
     known = {label for labels in inputs for label in labels}
     for label in output:
         if label not in known:

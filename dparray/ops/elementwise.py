@@ -14,8 +14,8 @@ from dparray._checks import check_number
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
 from dparray.ops._portable import clip as portable_clip
-from dparray.ops._promote import as_float, with_python_float
-from dparray.ops._util import as_operands, check_same_kind
+from dparray.ops._promote import as_float, promote
+from dparray.ops._util import as_operands
 from dparray.tensor import Tensor, from_op
 
 __all__ = [
@@ -123,11 +123,11 @@ class Sigmoid(Function):
 
 @reference("relu")
 class Relu(Function):
-    """``max(x, 0)``; the gradient at 0 is 0.
+    """``max(x, 0)``; the gradient at 0 is 0, and at NaN passes (as in PyTorch).
 
-    Backward needs where ``x > 0``, which is where the output is ``> 0`` (NaN is neither), so
-    the op keeps its output, as PyTorch does: the next op usually keeps that array anyway,
-    and the input can be freed.
+    Backward needs where ``x <= 0``, which is where the output is ``<= 0`` (and NaN where it
+    is NaN), so the op keeps its output, as PyTorch does: the next op usually keeps that array
+    anyway, and the input can be freed.
     """
 
     def forward(self, x: Any) -> Any:
@@ -137,7 +137,7 @@ class Relu(Function):
 
     def backward(self, grad: Any) -> Any:
         (out,) = self.saved
-        return grad * self.xp.astype(out > 0, grad.dtype)
+        return grad * self.xp.astype(self.xp.logical_not(out <= 0), grad.dtype)
 
 
 @reference("gelu")
@@ -180,9 +180,11 @@ class Softplus(Function):
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
-        z = self.beta * as_float(self.backend, x)
+        x = as_float(self.backend, x)
+        z = self.beta * x
         self.save(z)
-        return (xp.maximum(z, 0.0) + xp.log1p(xp.exp(-xp.abs(z)))) / self.beta
+        # max(x, 0) on x's own scale: beta * x may overflow (1e308 * 2) where the result won't
+        return xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(z))) / self.beta
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp
@@ -192,39 +194,42 @@ class Softplus(Function):
 
 
 class Maximum(Function):
-    """``max(a, b)`` elementwise; at ties each side gets half the gradient."""
+    """``max(a, b)`` elementwise; at ties each side gets half the gradient, where one is NaN
+    both get all of it (PyTorch's rule)."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("maximum", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         self.save(a, b)
         return self.xp.maximum(a, b)
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
-        return _select_gradients(self, grad, first_wins=self.saved[0] > self.saved[1])
+        a, b = self.saved
+        return _select_gradients(self, grad, first_loses=a < b, second_loses=a > b)
 
 
 class Minimum(Function):
-    """``min(a, b)`` elementwise; at ties each side gets half the gradient."""
+    """``min(a, b)`` elementwise; at ties each side gets half the gradient, where one is NaN
+    both get all of it (PyTorch's rule)."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("minimum", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         self.save(a, b)
         return self.xp.minimum(a, b)
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
-        return _select_gradients(self, grad, first_wins=self.saved[0] < self.saved[1])
+        a, b = self.saved
+        return _select_gradients(self, grad, first_loses=a > b, second_loses=a < b)
 
 
-def _select_gradients(op: Function, grad: Any, first_wins: Any) -> tuple[Any, Any]:
+def _select_gradients(op: Function, grad: Any, first_loses: Any, second_loses: Any
+                      ) -> tuple[Any, Any]:
+    """Each side's gradient: none where it loses, half at a tie, all of it otherwise -- so
+    where either is NaN (neither loses nor ties) both get it, as in PyTorch."""
     xp = op.xp
     a, b = op.saved
-    tie = a == b
-    half = 0.5 * grad
-    grad_a = xp.where(first_wins, grad, xp.where(tie, half, 0.0)) if op.needs_grad(0) else None
-    second_wins = xp.logical_not(xp.logical_or(first_wins, tie))
-    grad_b = xp.where(second_wins, grad, xp.where(tie, half, 0.0)) if op.needs_grad(1) else None
+    shared = xp.where(a == b, 0.5 * grad, grad)
+    grad_a = xp.where(first_loses, 0.0, shared) if op.needs_grad(0) else None
+    grad_b = xp.where(second_loses, 0.0, shared) if op.needs_grad(1) else None
     return grad_a, grad_b
 
 
@@ -274,8 +279,7 @@ class Where(Function):
         xp = self.xp
         if getattr(condition, "dtype", None) != xp.bool:
             raise TypeError(f"where: the condition must be a bool tensor, got {condition!r:.60}")
-        check_same_kind("where", self.backend, a, b)
-        a, b = with_python_float(self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         self.save(condition)
         return xp.where(condition, a, b)
 

@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 from dparray.autograd import Function
-from dparray.ops._promote import as_float
-from dparray.ops._util import as_operands, check_same_kind
+from dparray.ops._promote import as_float, promote
+from dparray.ops._util import as_operands
 from dparray.tensor import Tensor
 
 __all__ = [
@@ -127,22 +127,29 @@ class LogAddExp(Function):
     """``log(exp(a) + exp(b))``, computed without overflow."""
 
     def forward(self, a: Any, b: Any) -> Any:
-        check_same_kind("logaddexp", self.backend, a, b)
+        a, b = promote(self.backend, a, b)
         xp = self.xp
         a, b = as_float(self.backend, a), as_float(self.backend, b)
         if not hasattr(a, "dtype"):  # the standard's logaddexp takes arrays only
             a = xp.asarray(a, dtype=b.dtype)
         if not hasattr(b, "dtype"):
             b = xp.asarray(b, dtype=a.dtype)
-        out = xp.logaddexp(a, b)
-        self.save(a, b, out)
-        return out
+        self.save(a, b)
+        return xp.logaddexp(a, b)
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
-        xp = self.xp
-        a, b, out = self.saved
-        return (grad * xp.exp(a - out) if self.needs_grad(0) else None,
-                grad * xp.exp(b - out) if self.needs_grad(1) else None)
+        # d/da = exp(a) / (exp(a) + exp(b)) = sigmoid(a - b), written so that an infinite input
+        # gives the finite limit (logaddexp(inf, 1) passes 1 to a, 0 to b), as PyTorch's does;
+        # exp(a - out) would be exp(inf - inf) = NaN there
+        a, b = self.saved
+        return (grad * _sigmoid(self.xp, a - b) if self.needs_grad(0) else None,
+                grad * _sigmoid(self.xp, b - a) if self.needs_grad(1) else None)
+
+
+def _sigmoid(xp: Any, t: Any) -> Any:
+    """``1 / (1 + exp(-t))`` without overflow for any ``t`` (NaN for NaN)."""
+    e = xp.exp(-xp.abs(t))
+    return xp.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def exp2(x: Tensor) -> Tensor:

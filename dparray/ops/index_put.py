@@ -25,7 +25,7 @@ from dparray.autograd import Function, is_grad_enabled
 from dparray.creation import arange, tensor
 from dparray.ops._util import PYTHON_SCALARS, broadcast_shapes
 from dparray.ops.elementwise import where
-from dparray.ops.indexing import _last_writes, fill_value, getitem
+from dparray.ops.indexing import fill_value, getitem, last_writes
 from dparray.ops.shape import reshape
 from dparray.tensor import Tensor
 
@@ -82,7 +82,7 @@ class PutAt(Function):
             out = self.backend.scatter_add(base, flat, written) if flat.shape[0] else base
             self.save(flat)
         elif flat.shape[0]:
-            hit, source = _last_writes(xp, flat, math.prod(self.shape))
+            hit, source = last_writes(xp, flat, math.prod(self.shape))
             out = xp.where(hit, xp.take(written, source, axis=0), base)
             self.save(flat, hit)
         else:

@@ -1,14 +1,16 @@
-"""Indexing: ``x[key]``, take, index_select, gather, scatter, scatter_add and masked_fill.
+"""Indexing: ``x[key]``, take, index_select, gather, scatter, scatter_add, scatter_reduce and
+masked_fill.
 
-``x[key]`` follows NumPy. A *basic* key -- ints, slices, ``None`` and ``...`` -- gives a view
-whose gradient is written back into zeros. An *advanced* key holds integer tensors (or lists of
-ints) or boolean masks: several integer arrays are broadcast together, a mask stands for the
-positions of its True entries (so the result's shape depends on the data), and an int beside an
-array counts as a 0-d array. Slices and ``None`` may sit beside them: when the array entries are
-next to each other, the broadcast axes of the result take their place; otherwise they come
-first. Advanced keys are computed portably, as one ``take`` at a linear position into the
-indexed axes; the gradient goes through the backend's ``scatter_add``, so repeated positions
-accumulate.
+``x[key]`` follows PyTorch (``dparray.ops._index_key`` normalises a key): ints, slices, ``None``
+and ``...`` are *basic* and applied first, as a view whose gradient is written back into zeros;
+then the *advanced* entries -- integer tensors (or lists of ints) and boolean masks -- index
+that view together: several integer arrays are broadcast together, a mask stands for the
+positions of its True entries (so the result's shape depends on the data), and the broadcast
+axes of the result take the arrays' place when they are next to each other in the view,
+otherwise they come first. An int is basic, so ``x[0, :, index]`` keeps ``index``'s axis
+where it is (NumPy, which counts the int as an advanced index, moves it first). Advanced keys
+are computed portably, as one ``take`` at a linear position into the indexed axes; the
+gradient goes through the backend's ``scatter_add``, so repeated positions accumulate.
 
 Negative positions count from the end everywhere (in ``gather`` and ``scatter`` too); a position
 out of range is an ``IndexError`` raised before anything is computed. Checking the range reads
@@ -18,12 +20,12 @@ the index's extremes on the host once per call (on a GPU, a synchronisation).
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 from dparray import dtypes as _dtypes
 from dparray._checks import (
     check_bool,
+    check_choice,
     check_int,
     check_number,
     check_tensor,
@@ -32,10 +34,11 @@ from dparray._checks import (
 )
 from dparray.autograd import Function, SliceGradient
 from dparray.backend import Backend
-from dparray.creation import tensor
+from dparray.ops._index_key import index_tensor, normalize_key, placement
 from dparray.ops._util import PYTHON_SCALARS, broadcast_shapes
 from dparray.ops.elementwise import where
-from dparray.tensor import Tensor
+from dparray.ops.scatter_reduce import REDUCTIONS, ScatterReduce
+from dparray.tensor import Tensor, from_op
 
 __all__ = [
     "getitem",
@@ -45,6 +48,7 @@ __all__ = [
     "masked_fill",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
 ]
 
 
@@ -128,7 +132,7 @@ class IndexArrays(Function):
         self.order = (*self.axes, *rest)
         self.moved_shape = tuple(y.shape[a] for a in self.order)
         self.rest_size = math.prod(y.shape[a] for a in rest)
-        self.placement = _placement(self.axes, len(shape), len(rest))
+        self.placement = placement(self.axes, len(shape), len(rest))
         self.dtype = y.dtype
         self.save(linear)
         rows = xp.reshape(xp.permute_dims(y, self.order), (math.prod(sizes), self.rest_size))
@@ -192,11 +196,13 @@ class Scatter(Function):
         linear = _linear_positions(xp, position, axis, tuple(x.shape))
         size = math.prod(x.shape)
         if linear.shape[0]:
-            hit, source = _last_writes(xp, linear, size)
+            hit, source = last_writes(xp, linear, size)
         else:
             hit, source = xp.zeros((size,), dtype=xp.bool), xp.zeros((size,), dtype=xp.int64)
         self.input_shape, self.index_shape = tuple(x.shape), tuple(index.shape)
         self.save(hit, linear, source)
+        if not linear.shape[0]:  # nothing written (an empty index): x as it is
+            return x
         values = src if scalar else xp.take(xp.reshape(src, (-1,)), source, axis=0)
         return xp.reshape(xp.where(hit, values, xp.reshape(x, (-1,))), self.input_shape)
 
@@ -245,8 +251,9 @@ class ScatterAdd(Function):
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]`` with NumPy's rules: basic indexing, integer arrays (several broadcast
-    together, with slices beside them) and boolean masks; differentiable in ``x``.
+    """``x[key]`` with PyTorch's rules: basic indexing (ints, slices, ``None``, ``...``) first,
+    then integer arrays (several broadcast together) and boolean masks; differentiable in
+    ``x``.
 
     Examples:
         >>> import dparray
@@ -258,16 +265,14 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         >>> x[x > 2.5].tolist()
         [3.0, 4.0, 5.0, 6.0]
     """
-    parts = _expand(x, key if isinstance(key, tuple) else (key,))
-    arrays = [i for i, k in enumerate(parts) if isinstance(k, Tensor)]
-    if not arrays:
-        return GetItem(tuple(parts))(x)
-    first = parts[arrays[0]]
-    if len(arrays) == 1 and first.dtype.kind != "bool" and all(
-            isinstance(k, slice) and k == slice(None) for i, k in enumerate(parts)
-            if i != arrays[0]):
-        return Take(arrays[0])(x, first)  # the common case: rows along one axis
-    return _advanced(x, parts)
+    normalized = normalize_key(x, key)
+    whole = normalized.view_is_whole
+    view = x if whole else GetItem(normalized.basic)(x)
+    if not normalized.indices:
+        return view
+    if whole and len(normalized.indices) == 1:  # the common case: rows along one axis
+        return Take(normalized.axes[0])(x, normalized.indices[0])
+    return IndexArrays(normalized.axes, normalized.names)(view, *normalized.indices)
 
 
 def take(x: Tensor, index: Any, axis: int = 0) -> Tensor:
@@ -312,12 +317,15 @@ def gather(x: Tensor, axis: int, index: Any) -> Tensor:
     return Gather(axis)(x, _index_argument(index, x, "gather"))
 
 
-def scatter(x: Tensor, axis: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+def scatter(x: Tensor, axis: int, index: Any, src: Any = None, *, value: Any = None,
+            reduce: str | None = None) -> Tensor:
     """PyTorch's ``scatter``, out of place: a copy of ``x`` with the entries of ``src`` (a
     tensor at least as large as ``index`` in every axis, or a Python number; or ``value=``)
     written where ``index`` points along ``axis``. Where a position is written more than once,
     the last write wins (PyTorch leaves that undefined). Differentiable in ``x`` (zero where
-    written) and ``src`` (the gradient at the written positions).
+    written) and ``src`` (the gradient at the written positions). PyTorch's ``reduce="add"``
+    or ``"multiply"`` combines the entries with ``x``'s instead: ``scatter_reduce`` with
+    ``"sum"`` or ``"prod"`` and ``include_self=True``.
 
     Examples:
         >>> import dparray
@@ -333,6 +341,15 @@ def scatter(x: Tensor, axis: int, index: Any, src: Any = None, *, value: Any = N
     index = _index_argument(index, x, "scatter")
     if (src is None) == (value is None):
         raise TypeError("scatter: give exactly one of src and value")
+    if reduce is not None:
+        mode = check_choice(reduce, "reduce", "scatter", ("add", "multiply"))
+        given = src if value is None else value
+        if not isinstance(given, Tensor):
+            given = fill_value(given, x, "scatter", "src" if value is None else "value")
+            given = from_op(x.backend.xp.full(index.shape, given, dtype=x.data.dtype),
+                            x.backend, None)
+        return _scatter_reduce("scatter", x, axis, index, given,
+                               "sum" if mode == "add" else "prod", True)
     if value is not None or not isinstance(src, Tensor):
         given, name = (src, "src") if value is None else (value, "value")
         return Scatter(axis)(x, index, fill_value(given, x, "scatter", name))
@@ -355,6 +372,46 @@ def scatter_add(x: Tensor, axis: int, index: Any, src: Tensor) -> Tensor:
     index = _index_argument(index, x, "scatter_add")
     check_tensor(src, "src", "scatter_add")
     return ScatterAdd(axis)(x, index, _source(src, index, x, "scatter_add"))
+
+
+def scatter_reduce(x: Tensor, axis: int, index: Any, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """PyTorch's ``scatter_reduce``, out of place: a copy of ``x`` where every position that
+    ``index`` names along ``axis`` holds the ``reduce`` -- ``"sum"``, ``"prod"``, ``"mean"``,
+    ``"amax"`` or ``"amin"`` -- of the entries of ``src`` sent there, and of ``x``'s own value
+    there when ``include_self`` (positions no entry names keep ``x``'s value). An integer mean
+    rounds down, as in PyTorch. Differentiable in ``x`` and ``src``; ties of ``amax`` and
+    ``amin`` share the gradient equally, as in PyTorch.
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([1.0, 2.0, 3.0])
+        >>> src = dparray.tensor([5.0, 6.0, 7.0, 8.0])
+        >>> index = dparray.tensor([0, 0, 2, 2])
+        >>> dparray.scatter_reduce(x, 0, index, src, "amax").tolist()
+        [6.0, 2.0, 8.0]
+        >>> dparray.scatter_reduce(x, 0, index, src, "mean", include_self=False).tolist()
+        [5.5, 2.0, 7.5]
+    """
+    check_tensor(x, "x", "scatter_reduce")
+    check_tensor(src, "src", "scatter_reduce")
+    mode = check_choice(reduce, "reduce", "scatter_reduce", REDUCTIONS)
+    include_self = check_bool(include_self, "include_self", "scatter_reduce")
+    return _scatter_reduce("scatter_reduce", x, axis, index, src, mode, include_self)
+
+
+def _scatter_reduce(where: str, x: Tensor, axis: Any, index: Any, src: Tensor, mode: str,
+                    include_self: bool) -> Tensor:
+    axis = normalize_axis(check_int(axis, "axis", where), x.ndim, where)
+    index = _index_argument(index, x, where)
+    if x.dtype.kind == "bool":
+        raise TypeError(f"{where}: needs a tensor of numbers, got {x.dtype.name}")
+    src = _source(src, index, x, where)
+    _check_index_shape(where, x.shape, index.shape, axis)
+    xp = x.backend.xp
+    position = checked_positions(x.backend, index.data, x.shape[axis], where, axis)
+    linear = _linear_positions(xp, position, axis, x.shape)
+    return ScatterReduce(mode, include_self, linear)(x, src)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -425,117 +482,6 @@ def fill_value(value: Any, x: Tensor, where: str, name: str = "value") -> Any:
     return check_number(value, name, where, finite=False)
 
 
-def _expand(x: Tensor, key: tuple[Any, ...]) -> list[Any]:
-    """The entries of ``key`` naming every axis of ``x``: ``...`` spelled out as slices,
-    lists as tensors, ints checked against their axis."""
-    parts = [_entry(x, k) for k in key]
-    ellipses = [i for i, p in enumerate(parts) if p is Ellipsis]
-    if len(ellipses) > 1:
-        raise IndexError("an index can have only one ellipsis ('...')")
-    named = sum(_axes_named(p) for p in parts)
-    if named > x.ndim:
-        raise IndexError(f"too many indices for a tensor of {x.ndim} dimensions: {named} given")
-    fill = [slice(None)] * (x.ndim - named)
-    if ellipses:
-        parts[ellipses[0]:ellipses[0] + 1] = fill
-    else:
-        parts.extend(fill)
-    axis = 0
-    for p in parts:
-        if type(p) is int and not -x.shape[axis] <= p < x.shape[axis]:
-            raise IndexError(f"index {p} is out of range for axis {axis} of size {x.shape[axis]}")
-        axis += _axes_named(p)
-    return parts
-
-
-def _entry(x: Tensor, k: Any) -> Any:
-    """One entry of a key: basic entries as they are, anything array-like as a tensor."""
-    if k is None or k is Ellipsis or isinstance(k, slice):
-        return k
-    if isinstance(k, bool):
-        raise TypeError("cannot index with a bool; use a bool tensor as a mask")
-    if isinstance(k, int):
-        return k
-    if isinstance(k, Tensor):
-        index = k
-    elif isinstance(k, (list, tuple)) or hasattr(k, "__dlpack__") or hasattr(k, "__array__"):
-        if hasattr(k, "__index__") and getattr(k, "ndim", 1) == 0:
-            return operator.index(k)  # a NumPy integer is an int
-        index = _index_tensor(k, x.backend)
-    else:
-        raise TypeError(
-            f"cannot index with {type(k).__name__}; use ints, slices, None, ..., integer "
-            "tensors or bool masks"
-        )
-    if index.dtype.kind not in ("int", "uint", "bool"):
-        raise TypeError(f"cannot index with a {index.dtype.name} tensor; use integers or bools")
-    if index.backend is not x.backend:
-        raise ValueError(
-            f"indexing: cannot index a tensor of backend {x.backend.name!r} with one of "
-            f"{index.backend.name!r}; move one with .to(...)"
-        )
-    if index.dtype.kind == "bool" and index.ndim == 0:
-        raise IndexError("indexing with a 0-d bool tensor is not supported; use dparray.where")
-    return index
-
-
-def _axes_named(part: Any) -> int:
-    """How many axes of the indexed tensor a key entry uses up."""
-    if part is None or part is Ellipsis:
-        return 0
-    if isinstance(part, Tensor) and part.dtype.kind == "bool":
-        return part.ndim
-    return 1
-
-
-def _advanced(x: Tensor, parts: list[Any]) -> Tensor:
-    """``x[parts]`` with at least one array entry: the basic entries first (one view), then
-    every array entry at once."""
-    backend = x.backend
-    basic: list[Any] = []
-    indices: list[Tensor] = []
-    axes: list[int] = []  # the axes of the view that the arrays index
-    names: list[int] = []  # the same, as x numbers them
-    axis = 0
-    for p in parts:
-        if isinstance(p, Tensor) and p.dtype.kind == "bool":
-            found = _mask_positions(x, p, axis)
-        elif isinstance(p, (Tensor, int)):
-            found = [p if isinstance(p, Tensor) else
-                     Tensor(backend.xp.asarray(p, dtype=backend.xp.int64), backend)]
-        else:
-            basic.append(p)
-            axis += p is not None
-            continue
-        for index in found:
-            axes.append(len(basic))
-            names.append(axis)
-            basic.append(slice(None))
-            indices.append(index)
-            axis += 1
-    trivial = all(isinstance(p, slice) and p == slice(None) for p in basic)
-    view = x if trivial else GetItem(tuple(basic))(x)
-    return IndexArrays(tuple(axes), tuple(names))(view, *indices)
-
-
-def _mask_positions(x: Tensor, mask: Tensor, axis: int) -> list[Tensor]:
-    """The positions of the True entries of ``mask``, which covers axes ``axis..`` of ``x``."""
-    covered = x.shape[axis:axis + mask.ndim]
-    if mask.shape != covered:
-        raise IndexError(
-            f"a bool mask of shape {mask.shape} does not match the shape {covered} of the axes "
-            f"it indexes (from axis {axis})"
-        )
-    try:
-        found = x.backend.xp.nonzero(mask.data)
-    except RuntimeError as error:  # array_api_strict with data-dependent shapes switched off
-        raise RuntimeError(
-            f"indexing with a bool mask gives a shape that depends on the data, which backend "
-            f"{x.backend.name!r} refuses here ({error}); use dparray.where instead"
-        ) from error
-    return [Tensor(positions, x.backend) for positions in found]
-
-
 def _index_argument(index: Any, x: Tensor, where: str) -> Tensor:
     """An integer index given to a function: a tensor as it is, a list as a tensor."""
     if not isinstance(index, Tensor):
@@ -544,16 +490,9 @@ def _index_argument(index: Any, x: Tensor, where: str) -> Tensor:
                 f"{where}: index must be an integer tensor or a list of ints, got "
                 f"{describe(index)}"
             )
-        index = _index_tensor(index, x.backend)
+        index = index_tensor(index, x.backend)
     if index.dtype.kind not in ("int", "uint"):
         raise TypeError(f"{where}: index must be an integer tensor, got {index.dtype.name}")
-    return index
-
-
-def _index_tensor(data: Any, backend: Backend) -> Tensor:
-    index = tensor(data, backend=backend)
-    if index.elem_count() == 0 and index.dtype.kind == "float":
-        return tensor(data, dtype="int64", backend=backend)  # [] means no positions
     return index
 
 
@@ -601,7 +540,7 @@ def _linear_positions(xp: Any, position: Any, axis: int, shape: tuple[int, ...])
     return xp.reshape(xp.broadcast_to(linear, tuple(position.shape)), (-1,))
 
 
-def _last_writes(xp: Any, linear: Any, size: int) -> tuple[Any, Any]:
+def last_writes(xp: Any, linear: Any, size: int) -> tuple[Any, Any]:
     """For each of ``size`` flat positions: whether ``linear`` writes it, and which entry of
     ``linear`` writes it last (a stable sort, then a search for each position's last entry)."""
     order = xp.argsort(linear, stable=True)
@@ -615,16 +554,6 @@ def _scatter_add(backend: Backend, target: Any, index: Any, values: Any) -> Any:
     """``backend.scatter_add``, skipped when there is nothing to add (not every backend's
     accepts an empty index)."""
     return backend.scatter_add(target, index, values) if index.shape[0] else target
-
-
-def _placement(axes: tuple[int, ...], broadcast: int, rest: int) -> tuple[int, ...]:
-    """How the axes of a take -- the ``broadcast`` index axes, then the ``rest`` -- are placed
-    in the result: where the indexed axes were when they are next to each other, else first."""
-    start = axes[0]
-    if axes != tuple(range(start, start + len(axes))):
-        return tuple(range(broadcast + rest))
-    return (*range(broadcast, broadcast + start), *range(broadcast),
-            *range(broadcast + start, broadcast + rest))
 
 
 def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ and pooling are then ordinary matmuls and reductions over its output.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from dparray.autograd import Function
@@ -39,7 +40,7 @@ class Linear(Function):
         self.save(x, weight)
         product = array_matmul(self.backend)
         if x.ndim > 2:  # one matrix product over all rows, not one per leading index
-            rows = product(xp.reshape(x, (-1, x.shape[-1])), weight.T)
+            rows = product(_as_rows(xp, x), weight.T)
             out = xp.reshape(rows, (*x.shape[:-1], weight.shape[0]))
         else:
             out = product(x, weight.T)  # .T of a 2-d array: standard, and cheaper than a call
@@ -53,25 +54,30 @@ class Linear(Function):
     def backward(self, grad: Any) -> tuple[Any, ...]:
         xp = self.xp
         x, weight = self.saved
-        out_features, in_features = weight.shape
         has_bias = self.has_bias
         grad_x = None
         product = array_matmul(self.backend)
         if self.needs_grad(0):
             if grad.ndim > 2:
-                grad_x = xp.reshape(product(xp.reshape(grad, (-1, out_features)), weight),
+                grad_x = xp.reshape(product(_as_rows(xp, grad), weight),
                                     x.shape)
             else:
                 grad_x = product(grad, weight)
         grad_weight = grad_bias = None
         if self.needs_grad(1) or (has_bias and self.needs_grad(2)):
-            rows = grad if grad.ndim == 2 else xp.reshape(grad, (-1, out_features))
+            rows = grad if grad.ndim == 2 else _as_rows(xp, grad)
             if self.needs_grad(1):
-                inputs = x if x.ndim == 2 else xp.reshape(x, (-1, in_features))
+                inputs = x if x.ndim == 2 else _as_rows(xp, x)
                 grad_weight = product(rows.T, inputs)
             if has_bias and self.needs_grad(2):
                 grad_bias = wide_sum(self.backend, rows, 0)
         return (grad_x, grad_weight, grad_bias) if has_bias else (grad_x, grad_weight)
+
+
+def _as_rows(xp: Any, a: Any) -> Any:
+    """``a`` of shape ``(..., n)`` as ``(rows, n)``; the row count spelled out, since ``-1``
+    cannot be inferred when ``n`` is 0 (a 0-size feature axis)."""
+    return xp.reshape(a, (math.prod(a.shape[:-1]), a.shape[-1]))
 
 
 class Unfold(Function):

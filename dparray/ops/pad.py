@@ -64,12 +64,13 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None
     LAST axis backwards -- ``(left, right)`` pads the last axis, ``(left, right, top, bottom)``
     the last two. A negative width crops.
 
-    Modes: ``"constant"`` fills with ``value`` (0 by default; ``float("-inf")`` works, for max
-    pooling); ``"reflect"`` mirrors the entries next to the edge, without repeating it (each
-    width below the axis's length); ``"replicate"`` repeats the edge entry; ``"circular"``
-    wraps around (each width at most the axis's length). With negative widths, circular wraps
-    what is left after cropping while reflect and replicate read the whole axis, as in
-    PyTorch. Unlike PyTorch, any number of leading axes is allowed in every mode.
+    Modes: ``"constant"`` fills with ``value`` (0 by default, False for a bool tensor;
+    ``float("-inf")`` works, for max pooling); ``"reflect"`` mirrors the entries next to the
+    edge, without repeating it (each width below the axis's length); ``"replicate"`` repeats
+    the edge entry; ``"circular"`` wraps around (each width at most the axis's length). With
+    negative widths, circular wraps what is left after cropping while reflect and replicate
+    read the whole axis, as in PyTorch. Unlike PyTorch, any number of leading axes is allowed
+    in every mode.
     Differentiable in every mode.
 
     Examples:
@@ -92,7 +93,9 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None
                     f"pad: widths ({before}, {after}) crop more than the {x.shape[axis]} "
                     f"entries of axis {axis}"
                 )
-        fill = fill_value(0 if value is None else value, x, "pad")
+        if value is None:  # zero, of the tensor's kind: False for a bool tensor
+            value = False if x.dtype.kind == "bool" else 0
+        fill = fill_value(value, x, "pad")
         if all(w == (0, 0) for w in widths):
             return x
         return ConstantPad(widths, fill)(x)

@@ -33,7 +33,7 @@ class MaxPool2d(Function):
         xp = self.xp
         n, c, h, w = x.shape
         out = self.geometry.output_size((h, w))
-        columns = im2col(xp, x, self.geometry, out, value=-xp.inf)
+        columns = im2col(xp, x, self.geometry, out, value=lowest(xp, x.dtype))
         winner = xp.argmax(columns, axis=2)
         y = xp.squeeze(xp.take_along_axis(columns, xp.expand_dims(winner, axis=2), axis=2), axis=2)
         self.input_shape, self.output_hw = (n, c, h, w), out
@@ -46,7 +46,7 @@ class MaxPool2d(Function):
         xp = self.xp
         (winner,) = self.saved
         positions = xp.reshape(xp.arange(self.geometry.count, dtype=winner.dtype),
-                               (1, 1, -1, 1, 1))
+                               (1, 1, -1, *(1,) * (grad.ndim - 2)))
         spread = xp.where(xp.expand_dims(winner, axis=2) == positions,
                           xp.expand_dims(grad, axis=2), 0.0)
         return col2im(xp, spread, self.geometry, self.input_shape[2:], self.output_hw)
@@ -62,6 +62,16 @@ class MaxPool2d(Function):
         rows = (winner // kw) * dh + xp.reshape(xp.arange(oh, dtype=xp.int64) * sh, (oh, 1)) - ph
         cols = (winner % kw) * dw + xp.reshape(xp.arange(ow, dtype=xp.int64) * sw, (1, ow)) - pw
         return rows * self.input_shape[3] + cols
+
+
+def lowest(xp: Any, dtype: Any) -> Any:
+    """The value padding never wins a maximum with: ``-inf`` for floating dtypes, the dtype's
+    minimum for integers (``-inf`` would be cast to 0, beating every negative entry)."""
+    if xp.isdtype(dtype, "integral"):
+        return int(xp.iinfo(dtype).min)
+    if dtype == xp.bool:
+        return False
+    return -xp.inf
 
 
 @reference("avg_pool2d")

@@ -1,8 +1,9 @@
 """Reductions (``sum mean prod max min var std logsumexp argmax argmin``) and the softmax family.
 
 ``axis`` is None (all axes), an int or a tuple of ints, as in the array API; ``keepdims`` keeps
-reduced axes as size 1. ``var`` and ``std`` take the array API's ``correction`` (0 by default:
-the population variance; PyTorch's ``torch.var`` defaults to 1).
+reduced axes as size 1. ``var`` and ``std`` take ``correction`` with PyTorch's default, 1 (the
+unbiased estimate; the array API's default is 0), or PyTorch's older ``unbiased``; ``sum`` and
+``prod`` take PyTorch's ``dtype``, the dtype the elements are cast to before they are combined.
 
 Edge cases follow PyTorch and the array API: a 0-d tensor reduced along axis 0 or -1 is its own
 result (its softmax is 1); the mean over no elements is NaN, and so is a variance with no
@@ -23,8 +24,10 @@ from dparray._checks import check_bool, check_number, normalize_axes, normalize_
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
 from dparray.ops._autocast import autocast_op
-from dparray.ops._promote import as_float, is_low_precision, wide_sum
+from dparray.ops._portable import cumulative_prod
+from dparray.ops._promote import as_count, as_float, is_low_precision, wide_sum
 from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
+from dparray.ops.elementwise import astype
 from dparray.tensor import Tensor, from_op
 
 __all__ = [
@@ -78,8 +81,7 @@ class Sum(_Reduction):
 
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
-        if x.dtype == self.xp.bool:  # a count, as in PyTorch: mask.sum() is an int64 tensor
-            x = self.xp.astype(x, self.xp.int64)
+        x = as_count(self.xp, x)  # mask.sum() is an int64 count, as in PyTorch
         return as_array(wide_sum(self.backend, x, axes, self.keepdims))
 
     def backward(self, grad: Any) -> Any:
@@ -110,7 +112,8 @@ class Mean(_Reduction):
 
 
 class _Extremum(_Reduction):
-    """Max or min; the gradient is shared equally among tied extremal elements."""
+    """Max or min; the gradient is shared equally among tied extremal elements. A NaN is the
+    extremum (as in PyTorch), so the NaNs share the gradient and the others get none."""
 
     def reduce(self, x: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -126,7 +129,9 @@ class _Extremum(_Reduction):
     def backward(self, grad: Any) -> Any:
         xp = self.xp
         x, out = self.saved
-        mask = xp.astype(x == out, grad.dtype)
+        # x == NaN is never true: a NaN result goes to the NaNs (else 0 / 0 everywhere)
+        winners = xp.logical_or(x == out, xp.logical_and(xp.isnan(x), xp.isnan(out)))
+        mask = xp.astype(winners, grad.dtype)
         count = xp.sum(mask, axis=self.axes, keepdims=True)
         return self.expand(grad) * mask / count
 
@@ -158,7 +163,7 @@ class Var(_Reduction):
 
     name = "var"
 
-    def __init__(self, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> None:
+    def __init__(self, axis: Any = None, correction: float = 1.0, keepdims: bool = False) -> None:
         super().__init__(axis, keepdims)
         self.correction = check_number(correction, "correction", self.name, minimum=0.0)
 
@@ -208,26 +213,42 @@ class Std(Var):
 
 class Prod(_Reduction):
     """Product over ``axis``. Its gradient is the product of the other elements, computed
-    without dividing by the elements, so it is right where some of them are 0."""
+    without dividing by the elements (from the running products before and after each), so
+    it is right where some of them are 0, infinite, NaN or too large for the whole product."""
 
     name = "prod"
 
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
+        x = as_count(self.xp, x)
         self.save(x)
         return as_array(self.xp.prod(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
-        xp = self.xp
         (x,) = self.saved
-        zero = x == 0
-        nonzero = xp.where(zero, 1.0, x)
-        zero_count = xp.sum(xp.astype(zero, x.dtype), axis=self.axes, keepdims=True)
-        others = xp.prod(nonzero, axis=self.axes, keepdims=True)  # of the non-zero elements
-        # no zero: prod / x; one zero: the others' product at the zero, 0 elsewhere; more: 0
-        only_zero = xp.logical_and(zero, zero_count == 1)
-        local = xp.where(zero_count == 0, others / nonzero, xp.where(only_zero, others, 0.0))
-        return self.expand(grad) * local
+        return self.expand(grad) * others_product(self.xp, x, self.axes)
+
+
+def others_product(xp: Any, x: Any, axes: int | tuple[int, ...]) -> Any:
+    """For each element, the product of the other elements reduced with it over ``axes``, from
+    running products and without dividing by an element: exact beside zeros, NaN, infinities,
+    subnormals and products that overflow. An empty reduction gives ones."""
+    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    n = math.prod(x.shape[a] for a in axes)
+    if not axes or n == 0 or math.prod(x.shape) == 0:
+        return xp.ones_like(x)
+    # the reduced axes last, as one of n: each element's others are the product of those
+    # before it times the product of those after it
+    kept = tuple(i for i in range(x.ndim) if i not in axes)
+    order = (*kept, *axes)
+    moved = xp.permute_dims(x, order)
+    rows = xp.reshape(moved, (*moved.shape[:len(kept)], n))
+    ones = xp.ones((*rows.shape[:-1], 1), dtype=x.dtype)
+    before = xp.concat([ones, cumulative_prod(xp, rows[..., :-1], -1)], axis=-1)
+    after = xp.flip(cumulative_prod(xp, xp.flip(rows[..., 1:], axis=-1), -1), axis=-1)
+    others = xp.reshape(before * xp.concat([after, ones], axis=-1), moved.shape)
+    inverse = tuple(sorted(range(x.ndim), key=order.__getitem__))
+    return xp.permute_dims(others, inverse)
 
 
 class LogSumExp(_Reduction):
@@ -245,8 +266,8 @@ class LogSumExp(_Reduction):
             shift = xp.max(x, axis=axes, keepdims=True)
             shift = xp.where(xp.isfinite(shift), shift, 0.0)  # all -inf: exp(-inf) = 0, no nan
             total = xp.sum(xp.exp(x - shift), axis=axes, keepdims=True)
-            positive = total > 0  # else all -inf: log(0) = -inf, without a warning
-            out = shift + xp.where(positive, xp.log(xp.where(positive, total, 1.0)), -math.inf)
+            zero = total == 0  # all -inf: log(0) = -inf, without a warning; NaN stays NaN
+            out = shift + xp.where(zero, -math.inf, xp.log(xp.where(zero, 1.0, total)))
         self.save(x, out)
         return out if self.keepdims else xp.reshape(out, _drop(self.shape, axes))
 
@@ -267,6 +288,9 @@ class Softmax(Function):
         x = as_float(self.backend, x)
         self.axis = _softmax_axis(self.axis, x, "softmax")
         axis = self.axis
+        if _empty_along(x, axis):  # an empty softmax, as in PyTorch (no maximum to shift by)
+            self.save(x)
+            return x
         e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
         out = e / xp.sum(e, axis=axis, keepdims=True)
         self.save(out)
@@ -289,6 +313,9 @@ class LogSoftmax(Function):
         x = as_float(self.backend, x)
         self.axis = _softmax_axis(self.axis, x, "log_softmax")
         axis = self.axis
+        if _empty_along(x, axis):  # as softmax's
+            self.save(x)
+            return x
         shifted = x - xp.max(x, axis=axis, keepdims=True)
         out = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
         self.save(out)
@@ -319,14 +346,21 @@ def _softmax_axis(axis: Any, x: Any, name: str) -> int | tuple[()]:
     return normalized if x.ndim else ()
 
 
+def _empty_along(x: Any, axis: int | tuple[()]) -> bool:
+    """Whether the softmax axis of ``x`` has no entries (its softmax is then empty too)."""
+    return isinstance(axis, int) and x.shape[axis] == 0
+
+
 def _drop(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 @autocast_op("sum")
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Sum of the elements over ``axis`` (all when None)."""
-    return Sum(axis, keepdims)(x)
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum of the elements over ``axis`` (all when None); with ``dtype`` (PyTorch's), the
+    elements are cast to it first (``ints.sum(dtype="float64")``, differentiable between
+    floating dtypes)."""
+    return Sum(axis, keepdims)(_cast(x, dtype, "sum"))
 
 
 @autocast_op("mean")
@@ -346,28 +380,55 @@ def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 
 @autocast_op("var")
-def var(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
-    """Variance over ``axis`` with the array API's ``correction`` (0: population variance)."""
-    return Var(axis, correction, keepdims)(x)
+def var(x: Tensor, axis: Any = None, correction: float | bool | None = None,
+        keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
+    """Variance over ``axis``: the squared deviations' sum divided by ``N - correction``.
 
-
-@autocast_op("std")
-def std(x: Tensor, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
-    """Standard deviation over ``axis`` with the array API's ``correction`` (0: of the
-    population; 1: PyTorch's default, the square root of the unbiased variance).
+    ``correction`` defaults to 1, PyTorch's unbiased estimate (the array API's default is 0,
+    the population variance); PyTorch's ``unbiased=True``/``False`` is ``correction=1``/``0``,
+    and a bool in ``correction``'s place (``x.var(1, False)``) means the same.
 
     Examples:
         >>> import dparray
         >>> x = dparray.tensor([1.0, 2.0, 3.0, 4.0])
-        >>> round(x.std().item(), 6), round(x.std(correction=1).item(), 6)
-        (1.118034, 1.290994)
+        >>> round(x.var().item(), 6), x.var(correction=0).item(), x.var(unbiased=False).item()
+        (1.666667, 1.25, 1.25)
     """
-    return Std(axis, correction, keepdims)(x)
+    return Var(axis, _correction(correction, unbiased, "var"), keepdims)(x)
+
+
+@autocast_op("std")
+def std(x: Tensor, axis: Any = None, correction: float | bool | None = None,
+        keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
+    """Standard deviation over ``axis``, the square root of ``var`` with the same
+    ``correction`` (1 by default, as in PyTorch; 0: of the population) or ``unbiased``.
+
+    Examples:
+        >>> import dparray
+        >>> x = dparray.tensor([1.0, 2.0, 3.0, 4.0])
+        >>> round(x.std().item(), 6), round(x.std(correction=0).item(), 6)
+        (1.290994, 1.118034)
+    """
+    return Std(axis, _correction(correction, unbiased, "std"), keepdims)(x)
+
+
+def _correction(correction: Any, unbiased: Any, where: str) -> float:
+    """``var``'s and ``std``'s degrees-of-freedom correction from either spelling."""
+    if unbiased is not None:
+        if correction is not None:
+            raise TypeError(f"{where}: give correction or unbiased, not both")
+        correction = check_bool(unbiased, "unbiased", where)
+    if correction is None:
+        return 1.0
+    if isinstance(correction, bool):  # PyTorch's positional unbiased
+        return 1.0 if correction else 0.0
+    return check_number(correction, "correction", where, minimum=0.0)
 
 
 @autocast_op("prod")
-def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Product of the elements over ``axis`` (all when None).
+def prod(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+    """Product of the elements over ``axis`` (all when None); with ``dtype`` (PyTorch's), the
+    elements are cast to it first.
 
     Examples:
         >>> import dparray
@@ -375,7 +436,16 @@ def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
         >>> x.prod().backward()[x].tolist()  # the product of the others, zero or not
         [0.0, 6.0, 0.0]
     """
-    return Prod(axis, keepdims)(x)
+    return Prod(axis, keepdims)(_cast(x, dtype, "prod"))
+
+
+def _cast(x: Any, dtype: Any, where: str) -> Any:
+    """``x`` cast to ``dtype`` for a reduction in it (``x`` itself when None)."""
+    if dtype is None:
+        return x
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{where} needs a Tensor, got {type(x).__name__}")
+    return astype(x, dtype)
 
 
 @autocast_op("logsumexp")

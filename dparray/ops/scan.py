@@ -19,7 +19,7 @@ from dparray._checks import normalize_axis
 from dparray.autograd import Function
 from dparray.ops._autocast import autocast_op
 from dparray.ops._portable import cumulative_prod, running
-from dparray.ops._promote import as_float
+from dparray.ops._promote import as_count, as_float
 from dparray.ops.sorting import ValuesIndices
 from dparray.tensor import Tensor, from_op
 
@@ -72,8 +72,7 @@ class CumSum(_Scan):
 
     def forward(self, x: Any) -> Any:
         xp = self.xp
-        if x.dtype == xp.bool:  # a running count, as in PyTorch (int64)
-            x = xp.astype(x, xp.int64)
+        x = as_count(xp, x)  # a bool tensor's is a running count, as in PyTorch (int64)
         return self.end(xp.cumulative_sum(self.begin(x), axis=0))
 
     def backward(self, grad: Any) -> Any:
@@ -88,7 +87,7 @@ class CumProd(_Scan):
     name = "cumprod"
 
     def forward(self, x: Any) -> Any:
-        x = self.begin(x)
+        x = self.begin(as_count(self.xp, x))
         out = cumulative_prod(self.xp, x, 0)
         self.save(x, out)
         return self.end(out)

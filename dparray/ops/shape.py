@@ -9,7 +9,8 @@ from typing import Any
 
 from dparray._checks import check_int, check_tensor, normalize_axes, normalize_axis
 from dparray.autograd import Function
-from dparray.ops._util import broadcast_shapes, check_same_kind
+from dparray.ops._promote import promote_all
+from dparray.ops._util import broadcast_shapes
 from dparray.ops.indexing import take
 from dparray.tensor import Tensor
 
@@ -32,6 +33,7 @@ __all__ = [
     "repeat_interleave",
     "roll",
     "tile",
+    "unflatten",
 ]
 
 
@@ -104,7 +106,6 @@ class Concat(Function):
         if axis is None:
             raise ValueError("cat: cannot concatenate 0-d tensors; use stack")
         for a in arrays[1:]:
-            check_same_kind("cat", self.backend, first, a)
             same = a.ndim == first.ndim and all(
                 m == n
                 for i, (m, n) in enumerate(zip(a.shape, first.shape, strict=True))
@@ -117,7 +118,7 @@ class Concat(Function):
                 )
         self.axis = axis
         self.sizes = [a.shape[axis] for a in arrays]
-        return self.xp.concat(arrays, axis=axis)
+        return self.xp.concat(promote_all(self.backend, arrays), axis=axis)
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         grads, start = [], 0
@@ -136,14 +137,13 @@ class Stack(Function):
     def forward(self, *arrays: Any) -> Any:
         first = arrays[0]
         for a in arrays[1:]:
-            check_same_kind("stack", self.backend, first, a)
             if tuple(a.shape) != tuple(first.shape):
                 raise ValueError(
                     f"stack: all tensors need one shape, got {tuple(first.shape)} and "
                     f"{tuple(a.shape)}"
                 )
         self.axis = normalize_axis(self.axis, first.ndim + 1, "stack")
-        return self.xp.stack(arrays, axis=self.axis)
+        return self.xp.stack(promote_all(self.backend, arrays), axis=self.axis)
 
     def backward(self, grad: Any) -> tuple[Any, ...]:
         n = grad.shape[self.axis]
@@ -252,16 +252,18 @@ def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:
-    """``x`` without the size-1 axes in ``axis`` (all size-1 axes when None)."""
-    if axis is None:
-        axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
-    else:
-        axes = normalize_axes(axis, x.ndim, "squeeze")
-        for a in axes:
-            if x.shape[a] != 1:
-                raise ValueError(
-                    f"squeeze: axis {a} of shape {x.shape} has size {x.shape[a]}, not 1"
-                )
+    """``x`` without the size-1 axes among ``axis`` (an int or a tuple; every axis when None).
+    An axis named whose size is not 1 stays, as in PyTorch (the array API raises instead).
+
+    Examples:
+        >>> import dparray
+        >>> dparray.squeeze(dparray.ones(1, 3, 1), (0, 1)).shape
+        (3, 1)
+    """
+    check_tensor(x, "x", "squeeze")
+    # PyTorch takes axis 0 or -1 of a 0-d tensor, which has nothing to squeeze
+    named = range(x.ndim) if axis is None else normalize_axes(axis, x.ndim or 1, "squeeze")
+    axes = tuple(a for a in named if a < x.ndim and x.shape[a] == 1)
     return Reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))(x)
 
 
@@ -282,6 +284,29 @@ def flatten(x: Tensor, start_axis: int = 0, end_axis: int = -1) -> Tensor:
         raise ValueError(f"flatten: start_axis {start_axis} comes after end_axis {end_axis}")
     shape = x.shape
     return Reshape((*shape[:start], math.prod(shape[start:end + 1]), *shape[end + 1:]))(x)
+
+
+def unflatten(x: Tensor, axis: int, sizes: Sequence[int]) -> Tensor:
+    """``x`` with ``axis`` split into axes of ``sizes`` (one may be -1), PyTorch's
+    ``unflatten``: the inverse of ``flatten``.
+
+    Examples:
+        >>> import dparray
+        >>> dparray.unflatten(dparray.ones(2, 6), 1, (2, -1)).shape
+        (2, 2, 3)
+    """
+    check_tensor(x, "x", "unflatten")
+    a = normalize_axis(axis, x.ndim, "unflatten")
+    if not isinstance(sizes, (list, tuple)) or not sizes:
+        raise TypeError(f"unflatten: sizes must be a non-empty sequence of ints, got "
+                        f"{sizes!r:.60}")
+    pieces = _int_tuple(sizes, "sizes", "unflatten")
+    try:
+        pieces = _resolve_shape(pieces, (x.shape[a],))
+    except ValueError:
+        raise ValueError(f"unflatten: sizes {tuple(sizes)} do not split axis {a} of size "
+                         f"{x.shape[a]}") from None
+    return Reshape((*x.shape[:a], *pieces, *x.shape[a + 1:]))(x)
 
 
 def cat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -307,7 +332,8 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
     length = x.shape[a]
     if not isinstance(split_size_or_sections, (list, tuple)):
         size = check_int(split_size_or_sections, "split_size_or_sections", "split", minimum=1)
-        sizes = [min(size, length - start) for start in range(0, length, size)]
+        # an empty axis is one empty piece, as in PyTorch
+        sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
     else:
         sizes = [check_int(n, "each section size", "split", minimum=0)
                  for n in split_size_or_sections]
@@ -324,10 +350,13 @@ def split(x: Tensor, split_size_or_sections: int | Sequence[int],
 
 def chunk(x: Tensor, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
     """``x`` in at most ``chunks`` pieces of ``ceil(n / chunks)`` along ``axis`` (PyTorch's
-    rule, so there may be fewer pieces than asked for)."""
+    rule, so there may be fewer pieces than asked for; an empty axis gives ``chunks`` empty
+    pieces, as PyTorch's does)."""
     chunks = check_int(chunks, "chunks", "chunk", minimum=1)
     length = x.shape[normalize_axis(axis, x.ndim, "chunk")]
-    return split(x, max(1, -(-length // chunks)), axis=axis)
+    if length == 0:
+        return split(x, [0] * chunks, axis=axis)
+    return split(x, -(-length // chunks), axis=axis)
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
@@ -343,32 +372,42 @@ def flip(x: Tensor, axis: Any = None) -> Tensor:
     return Flip(normalize_axes(axis, x.ndim, "flip"))(x)
 
 
-def roll(x: Tensor, shift: int | Sequence[int], axis: int | Sequence[int] | None = None
-         ) -> Tensor:
+def roll(x: Tensor, shift: int | Sequence[int] | None = None,
+         axis: int | Sequence[int] | None = None) -> Tensor:
     """``x`` shifted cyclically by ``shift`` places along ``axis`` (the array API's ``roll``;
-    PyTorch's ``shifts`` and ``dims``): entries pushed off one end come back at the other.
-    With ``axis=None`` the tensor is rolled as if flattened; a sequence of axes takes one shift
-    each (or one int shift for all).
+    PyTorch's names ``shifts`` and ``dims`` are accepted too): entries pushed off one end come
+    back at the other. With ``axis=None`` the tensor is rolled as if flattened (a shift given
+    as a one-element sequence too, as in PyTorch); a sequence of axes takes one shift each (or
+    one int shift for all).
 
     Examples:
         >>> import dparray
         >>> dparray.roll(dparray.tensor([1, 2, 3, 4]), 1).tolist()
         [4, 1, 2, 3]
+        >>> dparray.roll(dparray.tensor([[1, 2], [3, 4]]), shifts=(1, 1), dims=(0, 1)).tolist()
+        [[4, 3], [2, 1]]
     """
     check_tensor(x, "x", "roll")
+    if shift is None:
+        raise TypeError("roll: missing the shift (shifts=)")
     if axis is None:
+        if isinstance(shift, (list, tuple)):
+            if len(shift) != 1:
+                raise ValueError(f"roll: {len(shift)} shifts without axes; give one shift per "
+                                 "axis, or one shift to roll the flattened tensor")
+            shift = shift[0]
         return Roll(check_int(shift, "shift", "roll"), None)(x)
     axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
     axes = tuple(normalize_axis(a, x.ndim, "roll") for a in axes)
     if isinstance(shift, (list, tuple)):
-        shifts = tuple(check_int(s, "shift", "roll") for s in shift)
-        if len(shifts) != len(axes):
+        shift_tuple = tuple(check_int(s, "shift", "roll") for s in shift)
+        if len(shift_tuple) != len(axes):
             raise ValueError(
-                f"roll: {len(shifts)} shifts for {len(axes)} axes; give one shift per axis"
+                f"roll: {len(shift_tuple)} shifts for {len(axes)} axes; give one shift per axis"
             )
     else:
-        shifts = (check_int(shift, "shift", "roll"),) * len(axes)
-    return Roll(shifts, axes)(x)
+        shift_tuple = (check_int(shift, "shift", "roll"),) * len(axes)
+    return Roll(shift_tuple, axes)(x)
 
 
 def tile(x: Tensor, repetitions: int | Sequence[int]) -> Tensor:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from dparray.autograd import Function
-from dparray.ops._promote import as_float
-from dparray.ops._util import as_operands, check_same_kind
+from dparray.ops._promote import as_float, promote
+from dparray.ops._util import as_operands
 from dparray.tensor import Tensor
 
 __all__ = [
@@ -184,7 +184,7 @@ class Atan2(Function):
     the origin is 0, as in PyTorch."""
 
     def forward(self, y: Any, x: Any) -> Any:
-        check_same_kind("atan2", self.backend, y, x)
+        y, x = promote(self.backend, y, x)
         y, x = as_float(self.backend, y), as_float(self.backend, x)
         self.save(y, x)
         return self.xp.atan2(y, x)

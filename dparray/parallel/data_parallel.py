@@ -38,6 +38,7 @@ from dparray.parallel import gather as _gather
 from dparray.parallel import parallel_apply as _apply
 from dparray.parallel.auto import ExecutionChooser
 from dparray.parallel.chunk_graph import mark_boundary
+from dparray.parallel.module_state import ModuleState, warn_about
 from dparray.parallel.parallel_apply import ChunkArguments, Plan
 from dparray.parallel.scatter import Arguments, arguments, signature
 
@@ -70,6 +71,13 @@ class DataParallel(Wrapper):
 
     A call that runs whole (``last_execution == "whole"``) takes none of them: it is exactly
     ``module(*args, **kwargs)``.
+
+    Module state: every chunk runs the same module object, so Python state that ``forward``
+    writes to ``self`` (``self.last_hidden = h``, a counter, a cache) is shared by the chunks
+    of a call -- a chunk may read another chunk's value, and afterwards it holds whichever
+    chunk wrote last. A call that runs in chunks warns (``ChunkStateWarning``) when it finds
+    such an attribute assigned. Return the value from ``forward`` instead (outputs are
+    gathered in their structure), or keep it in a local variable.
 
     Examples:
         >>> import dparray as dp
@@ -131,7 +139,8 @@ class DataParallel(Wrapper):
     # ------------------------------------------------------------------ running
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         call = arguments(args, kwargs, self.replicate)
-        plan = self._plan(call)
+        modules = list(self.module.modules())
+        plan = self._plan(call, modules)
         if plan is None:
             self.last_execution = "whole"
             return self.module(*args, **kwargs)  # exactly the unwrapped module
@@ -140,7 +149,12 @@ class DataParallel(Wrapper):
         if len(chunks) != plan.count:
             raise ValueError(f"{type(self).__name__}.scatter returned {len(chunks)} chunks for "
                              f"a call planned in {plan.count}")
-        return self.gather(self.parallel_apply(chunks, plan), plan)
+        before = ModuleState.taken(modules)
+        outputs = self.parallel_apply(chunks, plan)
+        changed = before.changed_by_chunks()
+        if changed:  # the model's own call (Module.__call__, then this) is 2 frames up
+            warn_about(changed, plan.count, stacklevel=3)
+        return self.gather(outputs, plan)
 
     def scatter(self, call: Arguments, count: int) -> list[ChunkArguments]:
         """Step 1: the arguments of each of ``count`` balanced chunks (sizes differ by at most
@@ -158,12 +172,13 @@ class DataParallel(Wrapper):
         one graph node whose backward runs each chunk's sub-graph backward as ``plan`` says."""
         return _gather.gather(outputs, plan.boundary, plan.run, plan.group)
 
-    def _plan(self, call: Arguments) -> Plan | None:
-        """How this call runs its chunks, or None to run it whole."""
+    def _plan(self, call: Arguments, modules: list[Module]) -> Plan | None:
+        """How this call runs its chunks (``modules``: the module and those inside it), or
+        None to run it whole."""
         count = min(self.num_workers, call.batch)
         if count <= 1:
             return None
-        coupled, synced = _coupling(self.module)
+        coupled, synced = _coupling(modules)
         execution = self._execution(call, count, coupled, synced)
         if execution == "inline" and not coupled:
             return None
@@ -192,11 +207,11 @@ class DataParallel(Wrapper):
         return copied
 
 
-def _coupling(module: Module) -> tuple[bool, bool]:
+def _coupling(modules: list[Module]) -> tuple[bool, bool]:
     """Whether any layer couples the rows of a batch, and whether any synchronises the chunks
     (whose chunks must then run at the same time)."""
     coupled = synced = False
-    for m in module.modules():
+    for m in modules:
         synced = synced or m.synchronizes_chunks()
         coupled = coupled or m.couples_rows()
     return coupled, synced
