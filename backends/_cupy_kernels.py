@@ -319,9 +319,11 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
 
 def table() -> dict[str, Any]:
     """The kernels, by op name."""
+    from ._cupy_low_precision import low_precision_matmul
     from ._cupy_updates import adadelta_update, adam_update, sgd_update
 
     return {
+        "low_precision_matmul": low_precision_matmul,
         "adam_update": adam_update,
         "sgd_update": sgd_update,
         "adadelta_update": adadelta_update,

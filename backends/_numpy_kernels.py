@@ -34,6 +34,7 @@ from dparray.ops.squared_error import SquaredError
 
 from . import _update_arguments as update_arguments
 from ._fallback import Fallback, LastAxisFallback, floating
+from ._low_precision import table as low_precision_table
 from ._mkl import matmul
 from ._mkl import status as mkl_status
 from ._numba_setup import launch, serial
@@ -811,6 +812,7 @@ def table() -> dict[str, Any]:
     from ._numba_setup import usable
 
     products = {} if mkl_status()[0] is None else {"matmul": matmul}
+    products.update(low_precision_table())  # bfloat16 and float16 (_low_precision)
     if not usable():
         return products
     return {

@@ -103,6 +103,18 @@ class CuPyBackend(ArrayAPIBackend):
     def asarray(self, data: Any, dtype: Any = None) -> Any:
         return self._cupy.asarray(data, dtype=dtype)
 
+    @functools.cached_property
+    def extra_dtypes(self) -> dict[str, Any]:
+        """``bfloat16`` (``ml_dtypes``' NumPy dtype) where the installed CuPy makes arrays of
+        it; older releases refuse it."""
+        try:
+            import ml_dtypes
+
+            native = self._cupy.empty((1,), dtype=ml_dtypes.bfloat16).dtype
+        except (ImportError, TypeError, ValueError, NotImplementedError):
+            return {}
+        return {"bfloat16": native}
+
     def to_numpy(self, array: Any) -> Any:
         return self._cupy.asnumpy(array)
 

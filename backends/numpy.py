@@ -27,6 +27,7 @@ from dparray.kernels import ENV_VAR as KERNELS_VARIABLE
 
 from ._host_random import HostRandom
 from ._malloc_setup import keep_freed_memory
+from ._mkl import accelerated as _mkl_accelerated
 from ._mkl import status as _mkl_status
 from ._mkl import worker_threads as mkl_worker_threads
 from ._numba_setup import status as _numba_status
@@ -65,6 +66,8 @@ class NumPyBackend(ArrayAPIBackend):
         fast = _scipy_erf()
         if fast is not None and x.dtype in (np.float32, np.float64):
             return fast(x)
+        if x.dtype.name in ("bfloat16", "float16"):  # in float32, rounded once
+            return self.erf(x.astype(np.float32)).astype(x.dtype)
         return super().erf(x)
 
     @contextlib.contextmanager
@@ -87,10 +90,21 @@ class NumPyBackend(ArrayAPIBackend):
 
         return table()
 
+    @functools.cached_property
+    def extra_dtypes(self) -> dict[str, Any]:
+        """``bfloat16`` from ``ml_dtypes`` (NumPy has none of its own), when it is installed."""
+        try:
+            import ml_dtypes
+        except ImportError:
+            return {}
+        return {"bfloat16": np.dtype(ml_dtypes.bfloat16)}
+
     def describe(self) -> dict[str, str]:
         facts = super().describe()
         facts["kernels"] = _kernel_status()
         facts["matrix products"] = _products_status()
+        for name in ("bfloat16", "float16"):
+            facts[f"{name} products"] = _low_precision_status(name)
         return facts
 
 
@@ -151,6 +165,16 @@ def _products_status() -> str:
     if _mkl_status()[0] is not None and not ENABLED_BY_ENVIRONMENT:
         return f"OpenBLAS (NumPy's; {KERNELS_VARIABLE}=reference)"
     return _mkl_status()[1]
+
+
+def _low_precision_status(name: str) -> str:
+    """Whether ``name`` products run natively here (MKL on AMX or AVX-512's extensions), or
+    on float32 copies of the operands."""
+    fast, why = _mkl_accelerated(name) if ENABLED_BY_ENVIRONMENT else (
+        False, f"{KERNELS_VARIABLE}=reference")
+    if fast:
+        return f"accelerated ({why})"
+    return f"not accelerated ({why}): float32 products of converted operands"
 
 
 def _kernel_status() -> str:

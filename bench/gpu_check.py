@@ -6,7 +6,9 @@
    under DataParallel with 4 workers, and the chunks run on 4 distinct streams; every CUDA
    kernel of the kernel table (backends/_cupy_kernels.py) gives NumPy's values and gradients
    in float64 and float32, and so do the references it falls back to; the optimizers' update
-   kernels give CuPy's references bit for bit.
+   kernels give CuPy's references bit for bit; float16/bfloat16 products accumulate in float32
+   through cuBLAS, and autocast and the GradScaler on CuPy give NumPy's results
+   (``bench/gpu_low_precision.py``).
 2. Speed: W1 (MLP 784-1024-1024-10, batch 2048, float32) and W4 (convnet, batch 256), one Adam
    step, unwrapped and under DataParallel with 1, 2 and 4 workers; medians of interleaved runs,
    synchronising the device after every step. Prints a table. Exits 1 if a check fails, 2 if
@@ -27,6 +29,11 @@ import dparray as dp
 from dparray import nn
 from dparray.cli.workloads import WORKLOADS, dparray_step
 from dparray.nn import functional as F
+
+try:  # run as a script: bench/ is on the path; imported as bench.gpu_check: a package
+    import gpu_low_precision
+except ImportError:  # pragma: no cover - imported as bench.gpu_check
+    from bench import gpu_low_precision
 
 
 def check_correctness() -> bool:
@@ -187,8 +194,12 @@ def main() -> int:
     ok = check_correctness()
     ok &= check_kernels()
     ok &= check_updates()
+    print("mixed precision")
+    ok &= gpu_low_precision.check()
     print("speed: one Adam step")
     time_workloads()
+    gpu_low_precision.time_products()
+    gpu_low_precision.time_autocast_step()
     return 0 if ok else 1
 
 

@@ -62,6 +62,19 @@ def report(path: str) -> None:
     allreduce = extra.get("test_allreduce_two_ranks", {}).get("allreduce")
     if allreduce:
         print_allreduce(allreduce)
+    mixed = extra.get("test_w1_autocast_ratios", {}).get("mixed_precision")
+    if mixed:
+        print_mixed_precision(mixed)
+
+
+def print_mixed_precision(medians: dict) -> None:
+    """W1's step under autocast against its float32 step (bench/test_mixed_precision.py)."""
+    print(f"W1 under autocast, interleaved medians (bfloat16 products here: "
+          f"{medians['bfloat16 products']})")
+    for precision in ("float32", "bfloat16", "float16"):
+        ratio = medians[precision] / medians["float32"]
+        print(f"  {precision:9}{medians[precision] * 1e3:9.1f} ms  {ratio:5.2f}x float32's"
+              + ("   goal on AMX: <= 0.4x" if precision == "bfloat16" else ""))
 
 
 def _order(name: str) -> tuple[int, str]:

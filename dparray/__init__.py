@@ -7,6 +7,7 @@ The public surface, re-exported from the modules that define it. Start with
 from importlib import metadata as _metadata
 
 from dparray import accelerator as accelerator
+from dparray import amp as amp
 from dparray import autograd as autograd
 from dparray import cuda as cuda
 from dparray import data as data
@@ -51,6 +52,7 @@ from dparray.creation import zeros as zeros
 from dparray.creation import zeros_like as zeros_like
 from dparray.devices import device as device
 from dparray.dtypes import DType as DType
+from dparray.dtypes import bfloat16 as bfloat16
 from dparray.dtypes import bool_ as bool
 from dparray.dtypes import float16 as float16
 from dparray.dtypes import float16 as half  # PyTorch's names (dtypes.TORCH_ALIASES)
@@ -75,6 +77,7 @@ from dparray.io import save as save
 from dparray.ops import *  # noqa: F403 - every op function, listed in ops.__all__
 from dparray.parallel import ChunkError as ChunkError
 from dparray.parallel import DataParallel as DataParallel
+from dparray.precision import autocast as autocast
 from dparray.random import fork_rng as fork_rng
 from dparray.random import manual_seed as manual_seed
 from dparray.sampling import bernoulli as bernoulli
@@ -105,6 +108,7 @@ __all__ = [
     "unregister_backend",
     "use_backend",
     "DType",
+    "bfloat16",
     "bool",
     "float16",
     "float32",
@@ -163,9 +167,11 @@ __all__ = [
     "save_checkpoint",
     "ChunkError",
     "DataParallel",
+    "autocast",
     "fork_rng",
     "manual_seed",
     "autograd",
+    "amp",
     "data",
     "distributed",
     "func",

@@ -34,6 +34,7 @@ from operator import attrgetter
 from typing import Any, TypeAlias
 
 from dparray.backend import quiet_math
+from dparray.dtypes import low_precision_natives
 from dparray.gradients import Gradients
 from dparray.tensor import Tensor, from_op
 
@@ -518,7 +519,7 @@ def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph
                 continue
             shape, dtype = meta
             if g.shape != shape:  # (a SliceGradient has its input's shape and dtype)
-                g = _unbroadcast(node.xp, g, shape)
+                g = _unbroadcast(node.backend, g, shape)
             if g.dtype is not dtype and g.dtype != dtype:
                 g = node.xp.astype(g, dtype)
             if isinstance(parent, Tensor) or parent.sequence < stop_below:
@@ -651,12 +652,17 @@ def _freed(node: Function) -> RuntimeError:
     )
 
 
-def _unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
-    """Sum ``grad`` over the axes that broadcasting added or stretched, back to ``shape``."""
+def _unbroadcast(backend: Any, grad: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``grad`` over the axes that broadcasting added or stretched, back to ``shape``
+    (bfloat16 and float16 accumulated in float32, as the reductions sum them)."""
+    xp = backend.xp
     extra = grad.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(
         extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
     )
     if axes:
-        grad = xp.sum(grad, axis=axes)
+        if grad.dtype in low_precision_natives(backend):
+            grad = xp.astype(xp.sum(grad, axis=axes, dtype=xp.float32), grad.dtype)
+        else:
+            grad = xp.sum(grad, axis=axes)
     return xp.reshape(grad, shape)

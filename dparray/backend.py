@@ -134,6 +134,8 @@ class OptionalMembers(Protocol):
       ``log(0)`` is ``-inf`` without a word, as in PyTorch. A pair of plain functions rather
       than a context manager because it runs around every op. Default: None (nothing to turn
       off).
+    * ``extra_dtypes``: native dtypes, by dparray's name, that the namespace ``xp`` does not
+      name itself (NumPy's ``bfloat16`` comes from ``ml_dtypes``). Default: none.
     """
 
     def parallel_region(self, count: int) -> AbstractContextManager[None]: ...
@@ -146,6 +148,8 @@ class OptionalMembers(Protocol):
     def to_device_async(self, host: Any) -> tuple[Any, Callable[[], None]]: ...
 
     quiet_math: tuple[Callable[[], Any], Callable[[Any], None]] | None
+    @property
+    def extra_dtypes(self) -> Mapping[str, Any]: ...
 
 
 def parallel_region(backend: Backend, count: int) -> AbstractContextManager[None]:
@@ -188,6 +192,12 @@ def quiet_math(backend: Backend) -> tuple[Callable[[], Any], Callable[[Any], Non
 
 def _ready_now() -> None:
     return None
+
+
+def extra_dtypes(backend: Backend) -> Mapping[str, Any]:
+    """``backend.extra_dtypes``, or an empty mapping."""
+    table = getattr(backend, "extra_dtypes", None)
+    return table if table is not None else {}
 
 
 BackendFactory = Callable[[], Backend]

@@ -25,6 +25,7 @@ from dparray import _nested
 from dparray import io as _io
 from dparray import random as _random
 from dparray._checks import check_int, describe
+from dparray.amp.grad_scaler import GradScaler
 from dparray.backend import Backend, get_backend
 from dparray.nn.module import Module
 from dparray.optim.lr_scheduler import LRScheduler
@@ -34,6 +35,7 @@ from dparray.tensor import Tensor
 CHECKPOINT_KEY = "dparray.checkpoint"  # the header metadata entry holding the JSON state
 FORMAT_VERSION = 1
 _TOP_LEVEL = {"version", "model", "optimizer", "scheduler", "random", "step", "epoch"}
+_OPTIONAL = {"scaler"}  # present only where save_checkpoint was given one
 
 
 @dataclass(frozen=True)
@@ -49,13 +51,15 @@ class Checkpoint:
 def save_checkpoint(path: str | os.PathLike[str], *, model: Module,
                     optimizer: Optimizer | None = None, scheduler: LRScheduler | None = None,
                     step: int | None = None, epoch: int | None = None,
-                    metadata: Mapping[str, str] | None = None) -> None:
+                    metadata: Mapping[str, str] | None = None,
+                    scaler: GradScaler | None = None) -> None:
     """Save everything a training run needs to resume bitwise: ``model``'s state dict, the
     ``optimizer``'s state and hyper-parameters, the ``scheduler``'s position, the current
     random streams (``dparray.random.get_state()``), ``step``, ``epoch`` and ``metadata`` (str
     to str, as for ``save``), in one safetensors file written atomically.
 
-    ``model`` may be a ``DataParallel``: its state dict is the wrapped module's.
+    ``model`` may be a ``DataParallel``: its state dict is the wrapped module's. A
+    ``scaler`` (``dparray.amp.GradScaler``) saves its scale and schedule too.
 
     Raises:
         TypeError: an argument of the wrong type, or optimizer state that is neither a tensor
@@ -74,7 +78,7 @@ def save_checkpoint(path: str | os.PathLike[str], *, model: Module,
         100
     """
     where = "save_checkpoint"
-    _check_objects(where, model, optimizer, scheduler)
+    _check_objects(where, model, optimizer, scheduler, scaler)
     counts = {"step": _optional_count(step, "step", where),
               "epoch": _optional_count(epoch, "epoch", where)}
     user = _io._user_metadata(metadata, where)
@@ -86,6 +90,8 @@ def save_checkpoint(path: str | os.PathLike[str], *, model: Module,
         "random": _random.get_state(),
         **counts,
     }
+    if scaler is not None:
+        state["scaler"] = scaler.state_dict()
     tensors: dict[str, Tensor] = {}
     described = _nested.encode(state, where, tensors)
     _io._write(tensors, path, user, {CHECKPOINT_KEY: json.dumps(described)},
@@ -94,7 +100,8 @@ def save_checkpoint(path: str | os.PathLike[str], *, model: Module,
 
 def load_checkpoint(path: str | os.PathLike[str], *, model: Module,
                     optimizer: Optimizer | None = None,
-                    scheduler: LRScheduler | None = None) -> Checkpoint:
+                    scheduler: LRScheduler | None = None,
+                    scaler: GradScaler | None = None) -> Checkpoint:
     """Restore what ``save_checkpoint`` wrote into ``model``, ``optimizer`` and ``scheduler``
     (each optional but the model; a part saved but not asked for is left alone), and make the
     random streams continue from where they were at the save. Returns the step, the epoch and
@@ -113,27 +120,29 @@ def load_checkpoint(path: str | os.PathLike[str], *, model: Module,
         OSError: the file cannot be read (or is not a regular file).
     """
     where = "load_checkpoint"
-    _check_objects(where, model, optimizer, scheduler)
+    _check_objects(where, model, optimizer, scheduler, scaler)
     name = os.fspath(path)
     saved = _io._read(path, _backend_of(model))
     state = _decode_checkpoint(saved, name)
-    for part, given in (("optimizer", optimizer), ("scheduler", scheduler)):
-        if given is not None and state[part] is None:
+    for part, given in (("optimizer", optimizer), ("scheduler", scheduler),
+                        ("scaler", scaler)):
+        if given is not None and state.get(part) is None:
             raise ValueError(f"{name} has no {part} state: it was saved without one")
     try:
         _random.RandomStreams.from_state(state["random"])  # checked now, installed last
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name}: its random streams' state is invalid: {error}") from None
-    _restore(name, model, optimizer, scheduler, state)
+    _restore(name, model, optimizer, scheduler, scaler, state)
     return Checkpoint(state["step"], state["epoch"], saved.metadata)
 
 
 def _restore(name: str, model: Module, optimizer: Optimizer | None,
-             scheduler: LRScheduler | None, state: dict[str, Any]) -> None:
+             scheduler: LRScheduler | None, scaler: GradScaler | None,
+             state: dict[str, Any]) -> None:
     """Load each part (each checks its own state in full before changing); if one refuses,
     put back the parts already loaded, so the call changes nothing."""
     parts: list[tuple[str, Any]] = [("model", model), ("optimizer", optimizer),
-                                    ("scheduler", scheduler)]
+                                    ("scheduler", scheduler), ("scaler", scaler)]
     undo: list[Callable[[], object]] = []
     try:
         for part, target in parts:
@@ -172,7 +181,7 @@ def _decode_checkpoint(saved: _io.SavedFile, name: str) -> dict[str, Any]:
 
 
 def _check_top_level(state: Any) -> None:
-    if not isinstance(state, dict) or set(state) != _TOP_LEVEL:
+    if not isinstance(state, dict) or set(state) - _OPTIONAL != _TOP_LEVEL:
         found = sorted(map(str, state)) if isinstance(state, dict) else describe(state)
         raise _nested.NotEncoded(f"its state has {found}, not {sorted(_TOP_LEVEL)}")
     if state["version"] != FORMAT_VERSION:
@@ -180,8 +189,8 @@ def _check_top_level(state: Any) -> None:
                               f"format {FORMAT_VERSION}")
     if not isinstance(state["model"], dict) or not isinstance(state["random"], dict):
         raise _nested.NotEncoded("it has no model or random state")
-    for part in ("optimizer", "scheduler"):
-        if state[part] is not None and not isinstance(state[part], dict):
+    for part in ("optimizer", "scheduler", "scaler"):
+        if state.get(part) is not None and not isinstance(state[part], dict):
             raise _nested.NotEncoded(f"its {part} state is {describe(state[part])}")
     for count in ("step", "epoch"):
         value = state[count]
@@ -191,7 +200,8 @@ def _check_top_level(state: Any) -> None:
 
 
 # ------------------------------------------------------------------------------- arguments
-def _check_objects(where: str, model: Any, optimizer: Any, scheduler: Any) -> None:
+def _check_objects(where: str, model: Any, optimizer: Any, scheduler: Any,
+                   scaler: Any = None) -> None:
     if not isinstance(model, Module):
         raise TypeError(f"{where}: model must be a dparray.nn.Module, got {describe(model)}")
     if optimizer is not None and not isinstance(optimizer, Optimizer):
@@ -200,6 +210,9 @@ def _check_objects(where: str, model: Any, optimizer: Any, scheduler: Any) -> No
     if scheduler is not None and not isinstance(scheduler, LRScheduler):
         raise TypeError(f"{where}: scheduler must be a dparray.optim.LRScheduler or None, got "
                         f"{describe(scheduler)}")
+    if scaler is not None and not isinstance(scaler, GradScaler):
+        raise TypeError(f"{where}: scaler must be a dparray.amp.GradScaler or None, got "
+                        f"{describe(scaler)}")
 
 
 def _optional_count(value: Any, name: str, where: str) -> int | None:

@@ -7,6 +7,12 @@ built once, on the backend's first use. ``Tensor.dtype`` returns the dparray nam
 
 The default floating dtype -- what Python floats become -- is float32, like PyTorch's; change
 it with ``set_default_dtype``.
+
+``bfloat16`` and ``float16`` are the low-precision floats of mixed-precision training
+(``dparray.autocast``). A backend holds them where its library does: NumPy's ``float16``, and
+its ``bfloat16`` through ``ml_dtypes`` (the NumPy extension JAX uses), CuPy's ``float16`` and
+its ``bfloat16`` where the installed CuPy has one; ``array_api_strict`` has neither, as the
+standard has neither, and refuses them with a TypeError naming the backend.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import threading
 from typing import Any
 
 from dparray._checks import check_int, check_number, describe
-from dparray.backend import Backend
+from dparray.backend import Backend, extra_dtypes
 
 
 class DType:
@@ -47,13 +53,17 @@ int16 = DType("int16", "int")
 int32 = DType("int32", "int")
 int64 = DType("int64", "int")
 uint8 = DType("uint8", "uint")
+bfloat16 = DType("bfloat16", "float")
 float16 = DType("float16", "float")
 float32 = DType("float32", "float")
 float64 = DType("float64", "float")
 
 ALL_DTYPES: dict[str, DType] = {
-    d.name: d for d in (bool_, int8, int16, int32, int64, uint8, float16, float32, float64)
+    d.name: d for d in (bool_, int8, int16, int32, int64, uint8, bfloat16, float16, float32,
+                        float64)
 }
+LOW_PRECISION = (bfloat16, float16)
+"""The floating dtypes narrower than float32, which products accumulate in float32."""
 
 TORCH_ALIASES: dict[str, DType] = {
     "long": int64, "int": int32, "short": int16, "half": float16, "float": float32,
@@ -70,19 +80,23 @@ _tables_lock = threading.Lock()
 class _Table:
     """One backend's mapping between dparray dtypes and its native dtype objects."""
 
-    __slots__ = ("from_native", "to_native")
+    __slots__ = ("from_native", "low", "to_native")
 
     def __init__(self, backend: Backend) -> None:
         xp = backend.xp
         self.to_native: dict[DType, Any] = {}
         self.from_native: dict[Any, DType] = {}
+        extra = extra_dtypes(backend)
         for dtype in ALL_DTYPES.values():
             native = getattr(xp, dtype.name, None)
+            if native is None:
+                native = extra.get(dtype.name)
             if native is None:
                 continue
             native = xp.empty((0,), dtype=native).dtype  # the object arrays report as .dtype
             self.to_native[dtype] = native
             self.from_native[native] = dtype
+        self.low = tuple(self.to_native[d] for d in LOW_PRECISION if d in self.to_native)
 
 
 def _table(backend: Backend) -> _Table:
@@ -123,8 +137,26 @@ def native_dtype(backend: Backend, dtype: Any) -> Any:
     dtype = to_dtype(dtype, backend)
     native = _table(backend).to_native.get(dtype)
     if native is None:
-        raise TypeError(f"backend {backend.name!r} does not support dtype {dtype.name}")
+        raise TypeError(f"backend {backend.name!r} does not support dtype {dtype.name}"
+                        f"{_WHY_MISSING.get(dtype.name, '')}")
     return native
+
+
+def supports(backend: Backend, dtype: Any) -> bool:
+    """Whether ``backend`` has ``dtype`` (``bfloat16`` and ``float16`` are not everywhere)."""
+    return to_dtype(dtype, backend) in _table(backend).to_native
+
+
+def low_precision_natives(backend: Backend) -> tuple[Any, ...]:
+    """The native dtypes of ``backend`` for bfloat16 and float16 (those it has)."""
+    return _table(backend).low
+
+
+_WHY_MISSING = {
+    "bfloat16": " (NumPy's comes from ml_dtypes: pip install ml_dtypes; CuPy needs a release "
+                "with bfloat16; the array API standard has no bfloat16)",
+    "float16": " (the array API standard has no float16)",
+}
 
 
 def dtype_of(backend: Backend, array: Any) -> DType:
@@ -142,8 +174,8 @@ def from_native(backend: Backend, native: Any) -> DType:
     return dtype
 
 
-_FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38,
-              "float64": 1.7976931348623157e308}
+_FLOAT_MAX = {"bfloat16": 3.3895313892515355e38, "float16": 65504.0,
+              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
 
 
 def value_range(dtype: DType) -> tuple[int | float, int | float]:

@@ -46,6 +46,7 @@ from io import FileIO
 from typing import Any, BinaryIO, Literal, NamedTuple, overload
 
 from dparray import _nested
+from dparray import dtypes as _dtypes
 from dparray._checks import check_bool, describe
 from dparray._files import open_regular_file, read_exactly, replace, target_of
 from dparray._files import write_atomically as write_atomically
@@ -60,14 +61,19 @@ METADATA_ENTRY = "__metadata__"  # safetensors' name for the header's string met
 MAX_HEADER_BYTES = 100_000_000  # the safetensors library's own limit
 MAX_AXES = 64  # NumPy's (and CuPy's) most dimensions
 
-# safetensors' dtype names for the dtypes dparray has, and their NumPy (little-endian) forms
+# safetensors' dtype names for the dtypes dparray has, their NumPy (little-endian) forms, and
+# their sizes in bytes; "bfloat16" is ml_dtypes' NumPy dtype (registered under that name when
+# ml_dtypes is imported, which the NumPy backend does), stored in the host's order
 _FORMATS = {"BOOL": "|b1", "U8": "|u1", "I8": "|i1", "I16": "<i2", "I32": "<i4", "I64": "<i8",
-            "F16": "<f2", "F32": "<f4", "F64": "<f8"}
+            "BF16": "bfloat16", "F16": "<f2", "F32": "<f4", "F64": "<f8"}
+_SIZES = {"BOOL": 1, "U8": 1, "I8": 1, "I16": 2, "I32": 4, "I64": 8, "BF16": 2, "F16": 2,
+          "F32": 4, "F64": 8}
 _CODES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32",
-          "int64": "I64", "float16": "F16", "float32": "F32", "float64": "F64"}
+          "int64": "I64", "bfloat16": "BF16", "float16": "F16", "float32": "F32",
+          "float64": "F64"}
 # the safetensors library's order of the tensors in a file: by dtype so (widest first), then name
 _LAYOUT_ORDER = {code: i for i, code in enumerate(
-    ["I64", "F64", "F32", "I32", "F16", "I16", "I8", "U8", "BOOL"])}
+    ["I64", "F64", "F32", "I32", "BF16", "F16", "I16", "I8", "U8", "BOOL"])}
 
 
 def save(state: Mapping[Any, Any], path: str | os.PathLike[str],
@@ -136,7 +142,7 @@ def load(path: str | os.PathLike[str], backend: str | Backend | None = None, *,
 
     Raises:
         ValueError: the file is truncated, malformed or fails its checksum, or holds a tensor of
-            a dtype dparray has no equivalent for (uint16, bfloat16, ...); nothing is loaded.
+            a dtype dparray has no equivalent for (uint16, float8, ...); nothing is loaded.
         IsADirectoryError: ``path`` is a folder.
         OSError: ``path`` cannot be read, or is a FIFO, a device or a socket (refused before any
             byte is read, so a pipe never blocks and ``/dev/zero`` is never read).
@@ -199,9 +205,10 @@ def _read(path: str | os.PathLike[str], backend: str | Backend | None) -> SavedF
         header, data_length = _read_header(file, size, where)
         entries = _entries(header, data_length, where)
         metadata = _metadata(header, where)
+        dtypes = {e.name: _numpy_dtype(e.dtype, target, where) for e in entries}  # or refused
         arrays = {}
         for entry in entries:  # in file order: the bytes follow one another
-            array = np.empty(entry.shape, dtype=np.dtype(_FORMATS[entry.dtype]))
+            array = np.empty(entry.shape, dtype=dtypes[entry.name])
             if entry.end > entry.start:
                 read_exactly(file, memoryview(_bytes_of(array)), where)
             arrays[entry.name] = array
@@ -224,6 +231,21 @@ def _read(path: str | os.PathLike[str], backend: str | Backend | None) -> SavedF
         tensors[name] = Tensor(target.asarray(array), target)
     user = {k: v for k, v in metadata.items() if not k.startswith(RESERVED_PREFIX)}
     return SavedFile(tensors, user, reserved)
+
+
+def _numpy_dtype(code: str, target: Backend, where: str) -> Any:
+    """The NumPy dtype of safetensors' ``code``, once ``target`` is known to hold it."""
+    import numpy as np
+
+    name = next(name for name, known in _CODES.items() if known == code)
+    if not _dtypes.supports(target, name):
+        raise TypeError(f"{where} holds {name} tensors, and backend {target.name!r} has no "
+                        f"{name}: load it on another backend")
+    if code == "BF16":
+        import ml_dtypes  # registers "bfloat16" with NumPy
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(_FORMATS[code])
 
 
 # ----------------------------------------------------------------------------------- nesting
@@ -334,7 +356,7 @@ def _header_bytes(layout: list[tuple[str, str, tuple[int, ...]]],
     described: dict[str, Any] = {METADATA_ENTRY: dict(sorted(metadata.items()))}
     offset = 0
     for name, code, shape in layout:
-        size = math.prod(shape) * int(_FORMATS[code][2:])
+        size = math.prod(shape) * _SIZES[code]
         described[name] = {"dtype": code, "shape": list(shape),
                            "data_offsets": [offset, offset + size]}
         offset += size
@@ -399,7 +421,7 @@ def _entries(header: dict[str, Any], data_length: int, where: str) -> list[_Entr
         if not _naturals(shape) or not _naturals(offsets) or len(offsets) != 2:
             raise _invalid(where, f"tensor {name!r} has shape {_shown(shape)} and data_offsets "
                                   f"{_shown(offsets)}")
-        itemsize = int(_FORMATS[dtype][2:])
+        itemsize = _SIZES[dtype]
         _check_shape(name, shape, itemsize, where)
         start, end = offsets
         size = math.prod(shape) * itemsize

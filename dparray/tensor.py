@@ -197,7 +197,10 @@ class Tensor(TensorMethods):
 
     # ------------------------------------------------------------------ Python protocols
     def __repr__(self) -> str:
-        text = repr(self.numpy())  # NumPy's "array([...], dtype=...)": keep the brackets
+        values = self.numpy()
+        if self.dtype is _dtypes.bfloat16:  # ml_dtypes prints 1.0 as "1" and 0.1 as 0.100098;
+            values = values.astype("float32")  # float32 holds every bfloat16 value exactly
+        text = repr(values)  # NumPy's "array([...], dtype=...)": keep the brackets
         end = text.rfind(", dtype=")
         body = text[text.index("(") + 1:end if end != -1 else -1].replace("\n", "\n ")
         extra = ", is_variable=True" if self._is_variable else ""

@@ -95,7 +95,8 @@ def minimal():
 def test_the_backend_has_the_required_members_only(minimal):
     assert isinstance(minimal, Backend)
     optional = [name for name in dir(OptionalMembers) if not name.startswith("_")]
-    assert sorted(optional) == ["describe", "kernels", "parallel_region", "to_device_async"]
+    assert sorted(optional) == ["describe", "extra_dtypes", "kernels", "parallel_region",
+                                "to_device_async"]
     assert [name for name in optional if hasattr(minimal, name)] == []
 
 

@@ -20,6 +20,7 @@ from dparray._checks import check_bool, check_choice, check_int, check_number, c
 from dparray.autograd import Function
 from dparray.kernels import resolve
 from dparray.nn.module import Module
+from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.cross_entropy import NLL, CrossEntropy, SoftCrossEntropy
 from dparray.ops.huber import Huber
@@ -29,6 +30,7 @@ from dparray.tensor import Tensor
 _REDUCTIONS = ("mean", "sum", "none")
 
 
+@autocast_op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean squared error; ``input`` and ``target`` must have one shape. One graph node for
     floating inputs."""
@@ -40,6 +42,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(difference * difference, reduction)
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error; ``input`` and ``target`` must have one shape."""
     _check_reduction(reduction)
@@ -47,6 +50,7 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce((input - target).abs(), reduction)
 
 
+@autocast_op("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``
@@ -61,6 +65,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
     return _unrows(op(rows, indices, weights), shape, reduction)
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
                   ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -154,6 +159,7 @@ def _class_rows(where: str, scores: Tensor, target: Tensor, weight: Tensor | Non
     return rows, target.reshape(-1), weights, shape
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None, *,
                                      reduction: str = "mean",
@@ -183,6 +189,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
                          reduction: str = "mean") -> Tensor:
     """Binary cross-entropy between probabilities ``input`` (each in ``[0, 1]``) and
@@ -209,6 +216,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@autocast_op("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                delta: float = 1.0) -> Tensor:
     """``0.5 * d ** 2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``, for the
@@ -226,6 +234,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(Huber(delta, smooth=False)(input, target), reduction)
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 * d ** 2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta``: the Huber loss
@@ -242,6 +251,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean",
 _KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")
 
 
+@autocast_op("kl_div")
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """The Kullback-Leibler divergence of ``input`` (log-probabilities) from ``target``
@@ -274,6 +284,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     return _reduce(loss, reduction)
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: str = "mean") -> Tensor:
     """For each pair of rows (``(N, D)`` inputs, or one pair of ``(D,)`` vectors) and its
@@ -312,6 +323,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(loss, reduction)
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: str = "mean") -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``: a target of 1 asks ``input1`` to

@@ -50,3 +50,15 @@ def take_along_axis(xp: Any, x: Any, indices: Any, axis: int) -> Any:
     flat = xp.reshape(xp.reshape(moved_indices, (rows, picks)) + starts, (-1,))
     picked = xp.take(xp.reshape(moved, (-1,)), flat)
     return xp.moveaxis(xp.reshape(picked, moved_indices.shape), -1, axis)
+
+
+def clip(xp: Any, x: Any, low: float | None, high: float | None) -> Any:
+    """``xp.clip(x, low, high)``; for a dtype whose ``clip`` the namespace refuses (NumPy's
+    bfloat16, from ml_dtypes, has no clip loop) the same through ``maximum`` and ``minimum``,
+    which keep NaN and give ``high`` everywhere when ``low > high``, as ``clip`` does."""
+    try:
+        return xp.clip(x, low, high)
+    except TypeError:
+        pass
+    out = x if low is None else xp.maximum(x, low)
+    return out if high is None else xp.minimum(out, high)

@@ -33,15 +33,29 @@ def is_floating(backend: Backend, array: Any) -> bool:
 
 def _floating_natives(backend: Backend) -> tuple[Any, ...]:
     natives = []
-    for dtype in (_dtypes.float32, _dtypes.float64, _dtypes.float16):
+    for dtype in (_dtypes.float32, _dtypes.float64, _dtypes.float16, _dtypes.bfloat16):
         try:
             natives.append(_dtypes.native_dtype(backend, dtype))
-        except TypeError:  # a backend without float16 (or float64)
+        except TypeError:  # a backend without float16 or bfloat16 (or float64)
             continue
     return tuple(natives)
 
 
 _floating: dict[Backend, tuple[Any, ...]] = {}
+
+
+def is_low_precision(backend: Backend, array: Any) -> bool:
+    """Whether a backend array is bfloat16 or float16."""
+    return array.dtype in _dtypes.low_precision_natives(backend)
+
+
+def wide_sum(backend: Backend, x: Any, axes: Any, keepdims: bool = False) -> Any:
+    """``xp.sum``, accumulated in float32 for bfloat16 and float16 and rounded back, as
+    PyTorch sums them (NumPy would add bfloat16 in bfloat16: a thousand ones sum to 256)."""
+    xp = backend.xp
+    if is_low_precision(backend, x):
+        return xp.astype(xp.sum(x, axis=axes, keepdims=keepdims, dtype=xp.float32), x.dtype)
+    return xp.sum(x, axis=axes, keepdims=keepdims)
 
 
 def as_float(backend: Backend, x: Any) -> Any:

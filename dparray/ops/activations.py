@@ -14,6 +14,7 @@ from typing import Any
 
 from dparray._checks import check_number, check_tensor
 from dparray.autograd import Function
+from dparray.ops._portable import clip as portable_clip
 from dparray.ops._promote import as_float
 from dparray.tensor import Tensor
 
@@ -140,7 +141,7 @@ class Hardswish(Function):
         xp = self.xp
         x = as_float(self.backend, x)
         self.save(x)
-        return x * xp.clip(x + 3.0, 0.0, 6.0) / 6.0
+        return x * portable_clip(xp, x + 3.0, 0.0, 6.0) / 6.0
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp
@@ -157,7 +158,7 @@ class Hardsigmoid(Function):
         xp = self.xp
         x = as_float(self.backend, x)
         self.save(x)
-        return xp.clip(x + 3.0, 0.0, 6.0) / 6.0
+        return portable_clip(xp, x + 3.0, 0.0, 6.0) / 6.0
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp
@@ -176,7 +177,7 @@ class Hardtanh(Function):
     def forward(self, x: Any) -> Any:
         x = as_float(self.backend, x)
         self.save(x)
-        return self.xp.clip(x, self.min_val, self.max_val)
+        return portable_clip(self.xp, x, self.min_val, self.max_val)
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp

@@ -32,8 +32,9 @@ from dparray import random as _random
 from dparray._checks import check_bool, check_number, check_probability, check_tensor
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
+from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes
-from dparray.ops.linalg import array_matmul
+from dparray.ops.linalg import array_matmul, wide_matmul
 from dparray.ops.shape import repeat_interleave
 from dparray.tensor import Tensor
 
@@ -52,7 +53,8 @@ class _Attention(Function):
     def probabilities(self, query: Any, key: Any, mask: Any) -> tuple[Any, Any, Any]:
         """``(P, keep, P after dropout)``; ``keep`` is None without dropout."""
         xp = self.xp
-        scores = array_matmul(self.backend)(query * self.scale, xp.matrix_transpose(key))
+        # wide: bfloat16/float16 scores stay float32, and so do the softmax and probabilities
+        scores = wide_matmul(self.backend)(query * self.scale, xp.matrix_transpose(key))
         if self.is_causal and mask is None:
             probs = self.causal_softmax(scores)
         else:
@@ -107,13 +109,16 @@ class _Attention(Function):
             return None, None, None
         grad_probs = self._dropped(grad_dropped, keep)  # dropout's backward is the same map
         grad_scores = self.softmax_backward(grad_probs, probs)
+        wide_scores = grad_scores
+        if grad_scores.dtype != query.dtype:  # float32 scores of low-precision inputs
+            grad_scores = xp.astype(grad_scores, query.dtype)
         grad_query = grad_key = None
         product = array_matmul(self.backend)
         if self.needs_grad(0):
             grad_query = product(grad_scores, key) * self.scale
         if self.needs_grad(1):
             grad_key = product(xp.matrix_transpose(grad_scores), query * self.scale)
-        return grad_query, grad_key, grad_scores if wants_mask else None
+        return grad_query, grad_key, wide_scores if wants_mask else None
 
 
 @reference("scaled_dot_product_attention")
@@ -124,7 +129,7 @@ class ScaledDotProductAttention(_Attention):
     def forward(self, query: Any, key: Any, value: Any, mask: Any = None) -> Any:
         probs, keep, dropped = self.probabilities(query, key, mask)
         self.save(query, key, value, probs, keep)
-        return array_matmul(self.backend)(dropped, value)
+        return array_matmul(self.backend)(_like(self.xp, dropped, value), value)
 
     def backward(self, grad: Any) -> tuple[Any, Any, Any, Any]:
         xp = self.xp
@@ -132,8 +137,9 @@ class ScaledDotProductAttention(_Attention):
         grad_value = None
         product = array_matmul(self.backend)
         if self.needs_grad(2):
-            grad_value = product(xp.matrix_transpose(self._dropped(probs, keep)), grad)
-        grad_dropped = product(grad, xp.matrix_transpose(value))
+            dropped = _like(xp, self._dropped(probs, keep), grad)
+            grad_value = product(xp.matrix_transpose(dropped), grad)
+        grad_dropped = wide_matmul(self.backend)(grad, xp.matrix_transpose(value))
         grad_query, grad_key, grad_mask = self.score_gradients(grad_dropped, query, key, probs,
                                                                keep)
         return grad_query, grad_key, grad_value, grad_mask
@@ -148,11 +154,17 @@ class AttentionWeights(_Attention):
     def forward(self, query: Any, key: Any, mask: Any = None) -> Any:
         probs, keep, dropped = self.probabilities(query, key, mask)
         self.save(query, key, probs, keep)
-        return dropped
+        return _like(self.xp, dropped, query)
 
     def backward(self, grad: Any) -> tuple[Any, Any, Any]:
         query, key, probs, keep = self.saved
-        return self.score_gradients(grad, query, key, probs, keep)
+        return self.score_gradients(_like(self.xp, grad, probs), query, key, probs, keep)
+
+
+def _like(xp: Any, probs: Any, other: Any) -> Any:
+    """``probs`` in ``other``'s dtype: float32 probabilities of low-precision inputs are
+    rounded for their product with ``v``."""
+    return probs if probs.dtype == other.dtype else xp.astype(probs, other.dtype)
 
 
 def _causal(xp: Any, scores: Any) -> Any:
@@ -175,6 +187,7 @@ def _safe_softmax(xp: Any, scores: Any) -> Any:
     return e / xp.where(empty, 1.0, total)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -216,6 +229,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     return attend(query, key, value, attn_mask, dropout_p, is_causal, _scale(query, scale))
 
 
+@autocast_op("scaled_dot_product_attention")
 def attend(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
            dropout_p: float, is_causal: bool, scale: float) -> Tensor:
     """The ``ScaledDotProductAttention`` node (or the backend's kernel for it), for callers
@@ -224,6 +238,7 @@ def attend(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
     return op(scale, dropout_p, is_causal)(query, key, value, attn_mask)
 
 
+@autocast_op("attention_weights")
 def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, dropout_p: float,
                       is_causal: bool, scale: float) -> Tensor:
     """The attention probabilities ``softmax(query @ key^T * scale + mask)`` (after dropout)

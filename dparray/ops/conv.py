@@ -15,7 +15,9 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
+from dparray.ops._autocast import autocast_op
 from dparray.ops._one_d import OnHeightOne
+from dparray.ops._promote import wide_sum
 from dparray.ops._util import check_same_kind
 from dparray.ops._windows import Windows, col2im, im2col
 from dparray.ops.linalg import array_matmul
@@ -85,10 +87,11 @@ class Conv2d(Function):
             grad_weight = xp.reshape(product(grad_rows, xp.matrix_transpose(rows)),
                                      tuple(weight.shape))
         if self.has_bias and self.needs_grad(2):
-            grad_bias = xp.sum(grad, axis=(0, 2, 3))
+            grad_bias = wide_sum(self.backend, grad, (0, 2, 3))
         return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)
 
 
+@autocast_op("conv2d")
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, int],
            padding: tuple[int, int], dilation: tuple[int, int], groups: int) -> Tensor:
     """The ``Conv2d`` node (or the backend's kernel for it), arguments already checked."""
@@ -103,6 +106,7 @@ class Conv1d(OnHeightOne, Conv2d):
     takes the 2-D geometry (``stride=(1, s)``, ...)."""
 
 
+@autocast_op("conv1d")
 def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: int, padding: int,
            dilation: int, groups: int) -> Tensor:
     """The ``Conv1d`` node (or the backend's kernel for it), arguments already checked."""

@@ -17,6 +17,8 @@ from dparray.autograd import Function
 from dparray.kernels import reference, resolve
 from dparray.ops import conv as _conv
 from dparray.ops import conv_transpose as _conv_transpose
+from dparray.ops._autocast import autocast_op
+from dparray.ops._promote import wide_sum
 from dparray.ops._util import check_same_kind
 from dparray.ops._windows import Sizes, Windows, col2im, im2col
 from dparray.ops.conv import from_groups, to_groups
@@ -49,7 +51,7 @@ class _Volume(Function):
         return Windows(tuple(weight_shape[2:]), self.stride, self.padding, self.dilation)
 
     def bias_gradient(self, grad: Any) -> Any:
-        return self.xp.sum(grad, axis=(0, *range(2, grad.ndim)))
+        return wide_sum(self.backend, grad, (0, *range(2, grad.ndim)))
 
 
 @reference("conv3d")
@@ -165,6 +167,13 @@ def convolve(x: Tensor, weight: Tensor, bias: Tensor | None, stride: Sizes, padd
     2-D (``dparray.ops.conv``) or 3-D."""
     if len(stride) < 3:
         return _conv.convolve(x, weight, bias, stride, padding, dilation, groups)
+    return conv3d(x, weight, bias, stride, padding, dilation, groups)
+
+
+@autocast_op("conv3d")
+def conv3d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: Sizes, padding: Sizes,
+           dilation: Sizes, groups: int) -> Tensor:
+    """The ``Conv3d`` node (or the backend's kernel for it), arguments already checked."""
     op = resolve(x.backend, Conv3d)(stride, padding, dilation, groups)
     return op(x, weight) if bias is None else op(x, weight, bias)
 
@@ -177,5 +186,14 @@ def conv_transpose(x: Tensor, weight: Tensor, bias: Tensor | None, stride: Sizes
     if len(stride) < 3:
         return _conv_transpose.conv_transpose(x, weight, bias, stride, padding, output_padding,
                                               dilation, groups)
+    return conv_transpose3d(x, weight, bias, stride, padding, output_padding, dilation, groups)
+
+
+@autocast_op("conv_transpose3d")
+def conv_transpose3d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: Sizes,
+                     padding: Sizes, output_padding: Sizes, dilation: Sizes,
+                     groups: int) -> Tensor:
+    """The ``ConvTranspose3d`` node (or the backend's kernel for it), arguments already
+    checked."""
     op = resolve(x.backend, ConvTranspose3d)(stride, padding, output_padding, dilation, groups)
     return op(x, weight) if bias is None else op(x, weight, bias)

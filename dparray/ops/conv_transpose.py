@@ -15,7 +15,9 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
+from dparray.ops._autocast import autocast_op
 from dparray.ops._one_d import OnHeightOne
+from dparray.ops._promote import wide_sum
 from dparray.ops._util import check_same_kind
 from dparray.ops._windows import Pair, Sizes, Windows, col2im, im2col
 from dparray.ops.conv import from_groups, to_groups
@@ -82,7 +84,7 @@ class ConvTranspose2d(Function):
             grad_weight = xp.reshape(product(self._input_rows(x), xp.matrix_transpose(rows)),
                                      tuple(weight.shape))
         if self.has_bias and self.needs_grad(2):
-            grad_bias = xp.sum(grad, axis=(0, 2, 3))
+            grad_bias = wide_sum(self.backend, grad, (0, 2, 3))
         return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)
 
     def _input_rows(self, x: Any) -> Any:
@@ -98,6 +100,7 @@ class ConvTranspose1d(OnHeightOne, ConvTranspose2d):
     geometry)."""
 
 
+@autocast_op("conv_transpose")
 def conv_transpose(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, ...],
                    padding: tuple[int, ...], output_padding: tuple[int, ...],
                    dilation: tuple[int, ...], groups: int) -> Tensor:

@@ -15,6 +15,7 @@ import string
 from collections.abc import Sequence
 
 from dparray._checks import check_tensor, describe
+from dparray.ops._autocast import autocast_op
 from dparray.ops.construct import diagonal
 from dparray.ops.linalg import matmul
 from dparray.ops.reduce import sum as _sum
@@ -31,6 +32,7 @@ _ELLIPSIS = "..."
 Labels = list[str]
 
 
+@autocast_op("einsum")
 def einsum(subscripts: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
     """Einstein summation over ``operands`` as ``subscripts`` say, as in NumPy and PyTorch.
 

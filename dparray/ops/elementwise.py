@@ -13,6 +13,7 @@ from dparray import dtypes as _dtypes
 from dparray._checks import check_number
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
+from dparray.ops._portable import clip as portable_clip
 from dparray.ops._promote import as_float, promote
 from dparray.ops._util import as_operands
 from dparray.tensor import Tensor, from_op
@@ -261,7 +262,7 @@ class Clip(Function):
         self.save(x)
         if self.low is not None and self.high is not None and self.low > self.high:
             return xp.full_like(x, self.high)
-        return xp.clip(x, self.low, self.high)
+        return portable_clip(xp, x, self.low, self.high)
 
     def backward(self, grad: Any) -> Any:
         xp = self.xp
@@ -302,6 +303,7 @@ class Where(Function):
                 xp.where(condition, 0.0, grad) if self.needs_grad(2) else None)
 
 
+@reference("astype")
 class AsType(Function):
     """A cast between floating dtypes; the gradient is cast back."""
 
@@ -396,5 +398,5 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
     target = _dtypes.to_dtype(dtype, x.backend)
     native = _dtypes.native_dtype(x.backend, target)
     if target.is_floating and x.dtype.is_floating:
-        return AsType(native)(x)
+        return resolve(x.backend, AsType)(native)(x)
     return from_op(x.backend.xp.astype(x.data, native), x.backend, None)

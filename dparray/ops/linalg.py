@@ -1,4 +1,12 @@
-"""Matrix products."""
+"""Matrix products.
+
+Products of bfloat16 or float16 operands accumulate in float32, as PyTorch's and the BLAS
+libraries' low-precision products do: each term is exact in float32, the sum is float32's, and
+only the result is rounded to the operands' dtype (``array_matmul``), or kept in float32
+(``wide_matmul``, for attention's scores, whose softmax runs in float32). The reference
+multiplies the operands' float32 copies; the NumPy backend's kernel calls MKL's bfloat16 and
+float16 products where the CPU runs them natively, and converts in one compiled pass elsewhere.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,9 @@ from typing import Any
 
 from dparray.autograd import Function
 from dparray.backend import Backend
+from dparray.dtypes import low_precision_natives
 from dparray.kernels import reference, resolve
+from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes, check_same_kind
 from dparray.tensor import Tensor
 
@@ -18,15 +28,59 @@ __all__ = [
 
 def array_matmul(backend: Backend) -> Callable[[Any, Any], Any]:
     """The array product ``(a, b) -> a @ b`` for ``backend``'s arrays: its ``"matmul"`` kernel
-    (NumPy: MKL's products when MKL is installed) or the operator. Every op built on matrix
-    products calls it."""
-    return resolve(backend, operator_matmul)
+    (NumPy: MKL's products when MKL is installed) or the operator; for bfloat16 or float16
+    operands of one dtype, the float32-accumulated product rounded to their dtype. Every op
+    built on matrix products calls it."""
+    product = _products.get(backend)
+    if product is None:
+        product = _products.setdefault(backend, _Product(backend, wide=False))
+    return product
+
+
+def wide_matmul(backend: Backend) -> Callable[[Any, Any], Any]:
+    """``array_matmul``, but bfloat16 or float16 operands give their float32-accumulated
+    product in float32, unrounded."""
+    product = _wide_products.get(backend)
+    if product is None:
+        product = _wide_products.setdefault(backend, _Product(backend, wide=True))
+    return product
+
+
+class _Product:
+    """``a @ b`` on one backend: the ``"matmul"`` kernel, or, for low-precision operands of
+    one dtype, the ``"low_precision_matmul"`` one (each resolved per call, so
+    ``kernels.reference_only()`` holds)."""
+
+    __slots__ = ("backend", "low", "wide")
+
+    def __init__(self, backend: Backend, wide: bool) -> None:
+        self.backend, self.wide = backend, wide
+        self.low = low_precision_natives(backend)
+
+    def __call__(self, a: Any, b: Any) -> Any:
+        if a.dtype in self.low and a.dtype == b.dtype:
+            low = resolve(self.backend, upcast_matmul)
+            return low(self.backend.xp, a, b, self.wide)
+        return resolve(self.backend, operator_matmul)(a, b)
+
+
+_products: dict[Backend, _Product] = {}
+_wide_products: dict[Backend, _Product] = {}
 
 
 @reference("matmul")
 def operator_matmul(a: Any, b: Any) -> Any:
     """The reference array product: the ``@`` operator of the backend's arrays."""
     return a @ b
+
+
+@reference("low_precision_matmul")
+def upcast_matmul(xp: Any, a: Any, b: Any, wide: bool) -> Any:
+    """The reference product of bfloat16 or float16 operands of one dtype: their float32
+    copies multiplied (exact copies, so the product is the float32-accumulated one), the
+    result in float32 if ``wide``, else rounded to the operands' dtype."""
+    product = xp.astype(a, xp.float32) @ xp.astype(b, xp.float32)
+    return product if wide else xp.astype(product, a.dtype)
 
 
 class MatMul(Function):
@@ -78,6 +132,7 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
+@autocast_op("matmul")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with the array API's rules for 1-D and batched operands.
 

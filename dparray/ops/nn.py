@@ -13,6 +13,8 @@ import math
 from typing import Any
 
 from dparray.autograd import Function
+from dparray.ops._autocast import autocast_op
+from dparray.ops._promote import wide_sum
 from dparray.ops._util import check_same_kind
 from dparray.ops.linalg import array_matmul
 from dparray.tensor import Tensor
@@ -68,7 +70,7 @@ class Linear(Function):
                 inputs = x if x.ndim == 2 else _as_rows(xp, x)
                 grad_weight = product(rows.T, inputs)
             if has_bias and self.needs_grad(2):
-                grad_bias = xp.sum(rows, axis=0)
+                grad_bias = wide_sum(self.backend, rows, 0)
         return (grad_x, grad_weight, grad_bias) if has_bias else (grad_x, grad_weight)
 
 
@@ -142,6 +144,7 @@ def output_size(size: tuple[int, int], kernel: tuple[int, int], stride: tuple[in
     return out  # type: ignore[return-value]
 
 
+@autocast_op("linear")
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias`` (PyTorch's ``F.linear``; ``weight`` is ``(out, in)``)."""
     return Linear()(x, weight) if bias is None else Linear()(x, weight, bias)

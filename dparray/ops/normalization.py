@@ -33,6 +33,7 @@ from typing import Any
 from dparray._checks import check_int
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
+from dparray.ops._autocast import autocast_op
 from dparray.tensor import Tensor
 
 STAT_AXES = {"rows": (1,), "channels": (0, 2), "groups": (2, 3)}
@@ -226,6 +227,7 @@ def rows_view(shape: tuple[int, ...], trailing: int) -> tuple[int, int]:
     return (math.prod(shape[:split]), math.prod(shape[split:]))
 
 
+@autocast_op("layer_norm")
 def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` axes, then scale and shift.
@@ -237,6 +239,7 @@ def layer_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | No
     return op(x, weight, bias)
 
 
+@autocast_op("batch_norm")
 def batch_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: float, *,
                running_mean: Tensor | None = None, running_var: Tensor | None = None,
                statistics: Statistics | None = LOCAL) -> tuple[Tensor, Normalization]:
@@ -251,6 +254,7 @@ def batch_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: float
     return op(x, weight, bias), op
 
 
+@autocast_op("group_norm")
 def group_norm(x: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor | None,
                eps: float) -> Tensor:
     """Normalise each (sample, group) of ``(N, C, ...)`` input, the ``C`` channels split into
@@ -263,6 +267,7 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor |
     return op(x, weight, bias)
 
 
+@autocast_op("instance_norm")
 def instance_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: float, *,
                   running_mean: Tensor | None = None,
                   running_var: Tensor | None = None) -> tuple[Tensor, Normalization]:
@@ -278,6 +283,7 @@ def instance_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: fl
     return op(x, weight, bias), op
 
 
+@autocast_op("rms_norm")
 def rms_norm(x: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None,
              eps: float) -> Tensor:
     """Divide by the root mean square over the last ``len(normalized_shape)`` axes, then scale.

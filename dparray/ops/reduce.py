@@ -23,8 +23,9 @@ from typing import Any
 from dparray._checks import check_bool, check_number, normalize_axes, normalize_axis
 from dparray.autograd import Function
 from dparray.kernels import reference, resolve
+from dparray.ops._autocast import autocast_op
 from dparray.ops._portable import cumulative_prod
-from dparray.ops._promote import as_count, as_float
+from dparray.ops._promote import as_count, as_float, is_low_precision, wide_sum
 from dparray.ops._util import as_array, expand_reduced, keepdims_shape, reduced_count
 from dparray.ops.elementwise import astype
 from dparray.tensor import Tensor, from_op
@@ -81,7 +82,7 @@ class Sum(_Reduction):
     def forward(self, x: Any) -> Any:
         axes = self.setup(x)
         x = as_count(self.xp, x)  # mask.sum() is an int64 count, as in PyTorch
-        return as_array(self.xp.sum(x, axis=axes, keepdims=self.keepdims))
+        return as_array(wide_sum(self.backend, x, axes, self.keepdims))
 
     def backward(self, grad: Any) -> Any:
         return self.expand(grad)
@@ -96,8 +97,12 @@ class Mean(_Reduction):
         xp = self.xp
         x = as_float(self.backend, x)
         axes = self.setup(x)
-        if reduced_count(self.shape, axes) == 0:  # NaN without NumPy's empty-slice warning
+        count = reduced_count(self.shape, axes)
+        if count == 0:  # NaN without NumPy's empty-slice warning
             return xp.full(self.output_shape(), math.nan, dtype=x.dtype)
+        if is_low_precision(self.backend, x):  # accumulated in float32, as sum
+            total = xp.sum(x, axis=axes, keepdims=self.keepdims, dtype=xp.float32)
+            return as_array(xp.astype(total / count, x.dtype))
         return as_array(xp.mean(x, axis=axes, keepdims=self.keepdims))
 
     def backward(self, grad: Any) -> Any:
@@ -174,9 +179,10 @@ class Var(_Reduction):
                 f"{self.correction:g} leave no degrees of freedom; the result is NaN"
             )
             return xp.full(self.output_shape(), math.nan, dtype=x.dtype)
-        centred = x - xp.mean(x, axis=axes, keepdims=True)
+        centred = x - wide_sum(self.backend, x, axes, keepdims=True) / count
         self.save(centred)
-        return as_array(xp.sum(centred * centred, axis=axes, keepdims=self.keepdims) / self.divisor)
+        squares = wide_sum(self.backend, centred * centred, axes, self.keepdims)
+        return as_array(squares / self.divisor)
 
     def backward(self, grad: Any) -> Any:
         if self.divisor <= 0:
@@ -353,6 +359,7 @@ def _drop(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
+@autocast_op("sum")
 def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum of the elements over ``axis`` (all when None); with ``dtype`` (PyTorch's), the
     elements are cast to it first (``ints.sum(dtype="float64")``, differentiable between
@@ -360,6 +367,7 @@ def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = Non
     return Sum(axis, keepdims)(_cast(x, dtype, "sum"))
 
 
+@autocast_op("mean")
 def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Mean of the elements over ``axis`` (all when None)."""
     return Mean(axis, keepdims)(x)
@@ -375,6 +383,7 @@ def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return Min(axis, keepdims)(x)
 
 
+@autocast_op("var")
 def var(x: Tensor, axis: Any = None, correction: float | bool | None = None,
         keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
     """Variance over ``axis``: the squared deviations' sum divided by ``N - correction``.
@@ -392,6 +401,7 @@ def var(x: Tensor, axis: Any = None, correction: float | bool | None = None,
     return Var(axis, _correction(correction, unbiased, "var"), keepdims)(x)
 
 
+@autocast_op("std")
 def std(x: Tensor, axis: Any = None, correction: float | bool | None = None,
         keepdims: bool = False, *, unbiased: bool | None = None) -> Tensor:
     """Standard deviation over ``axis``, the square root of ``var`` with the same
@@ -419,6 +429,7 @@ def _correction(correction: Any, unbiased: Any, where: str) -> float:
     return check_number(correction, "correction", where, minimum=0.0)
 
 
+@autocast_op("prod")
 def prod(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
     """Product of the elements over ``axis`` (all when None); with ``dtype`` (PyTorch's), the
     elements are cast to it first.
@@ -441,16 +452,19 @@ def _cast(x: Any, dtype: Any, where: str) -> Any:
     return astype(x, dtype)
 
 
+@autocast_op("logsumexp")
 def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis``, computed stably."""
     return LogSumExp(axis, keepdims)(x)
 
 
+@autocast_op("softmax")
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Softmax along ``axis``."""
     return resolve(x.backend, Softmax)(axis)(x)
 
 
+@autocast_op("log_softmax")
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Logarithm of the softmax along ``axis``, computed stably."""
     return resolve(x.backend, LogSoftmax)(axis)(x)

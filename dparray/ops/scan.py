@@ -17,6 +17,7 @@ from typing import Any
 
 from dparray._checks import normalize_axis
 from dparray.autograd import Function
+from dparray.ops._autocast import autocast_op
 from dparray.ops._portable import cumulative_prod, running
 from dparray.ops._promote import as_count, as_float
 from dparray.ops.sorting import ValuesIndices
@@ -218,6 +219,7 @@ def _difference(xp: Any, a: Any, b: Any) -> Any:
     return xp.where(same, 0.0, a - xp.where(same, 0.0, b))
 
 
+@autocast_op("cumsum")
 def cumsum(x: Tensor, axis: int | None = None) -> Tensor:
     """Running sum along ``axis`` (the array API's ``cumulative_sum``); a bool tensor counts.
 
@@ -229,6 +231,7 @@ def cumsum(x: Tensor, axis: int | None = None) -> Tensor:
     return CumSum(axis)(x)
 
 
+@autocast_op("cumprod")
 def cumprod(x: Tensor, axis: int | None = None) -> Tensor:
     """Running product along ``axis``; its gradient is right where elements are 0.
 
@@ -258,6 +261,7 @@ def cummin(x: Tensor, axis: int | None = None) -> ValuesIndices:
     return _with_indices(CumMin(axis), x)
 
 
+@autocast_op("logcumsumexp")
 def logcumsumexp(x: Tensor, axis: int | None = None) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``axis``, computed without overflow.
 
