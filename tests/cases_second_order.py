@@ -18,6 +18,7 @@ from cases import draw
 import dparray as dp
 from dparray.nn import functional as F
 from dparray.ops.attention import attention_weights
+from dparray.ops.elementwise import AsType
 from dparray.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 
 
@@ -132,6 +133,9 @@ FUSED = [
     GradCase("lstm_sequence", lstm_sequence, [(3, 2, 8), (2, 2), (2, 2), (8, 2)]),
     GradCase("lstm_sequence_reverse", lambda p, h, c, w: lstm_sequence(p, h, c, w, reverse=True),
              [(2, 1, 4), (1, 1), (1, 1), (4, 1)]),
+    # the cast node itself (its floating casts round; here float64 to float64, so finite
+    # differences see its rule exactly: the gradient passes through, cast back by the engine)
+    GradCase("astype_node", lambda x: AsType(x.data.dtype)(x) ** 3, [(3, 2)]),
     GradCase("gru_sequence", gru_sequence, [(3, 2, 6), (2, 2), (6, 2), (6,)]),
     GradCase("gru_sequence_reverse_no_bias",
              lambda p, h, w: gru_sequence(p, h, w, None, reverse=True),

@@ -203,8 +203,7 @@ def _fitted(backend: Backend, g: Tensor, meta: tuple[tuple[int, ...], Any]) -> T
     """``g`` summed back to the input's shape and cast to its dtype, as dparray ops."""
     shape, dtype = meta
     if g.shape != shape:
-        xp = graph_backend(backend).xp
-        g = _unbroadcast(xp, GraphArray(g), shape).tensor
+        g = _unbroadcast(graph_backend(backend), GraphArray(g), shape).tensor
     if g.data.dtype != dtype:
         g = astype(g, dtype)
     return g
