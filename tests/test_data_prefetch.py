@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import _thread
 import gc
+import signal
 import threading
 import time
 
@@ -31,6 +32,15 @@ def threads_end(timeout=10.0):
     for thread in prefetch_threads():
         thread.join(timeout)
     return prefetch_threads() == []
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C raises KeyboardInterrupt during the test, as in a terminal, even where the test
+    run was started with SIGINT ignored (a background job of a shell)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(autouse=True)
@@ -152,7 +162,7 @@ def test_the_thread_is_gone_after_a_keyboard_interrupt_in_the_consumer():
     assert threads_end()
 
 
-def test_ctrl_c_while_waiting_for_a_batch_stops_the_thread():
+def test_ctrl_c_while_waiting_for_a_batch_stops_the_thread(ctrl_c_raises):
     class Interrupting(Rows):
         def __getitem__(self, index):
             if index == 2:
@@ -178,7 +188,7 @@ class Stalling(Rows):
         return super().__getitem__(index)
 
 
-def test_ctrl_c_returns_at_once_while_the_thread_makes_a_slow_batch():
+def test_ctrl_c_returns_at_once_while_the_thread_makes_a_slow_batch(ctrl_c_raises):
     """Issue 21, item 5: a SIGINT waited until the thread had finished its batch (30 s for a
     30 s stall). Now the loop is left at once and the batch is abandoned."""
     timer = threading.Timer(0.3, _thread.interrupt_main)  # Ctrl-C, while batch 1 is being made

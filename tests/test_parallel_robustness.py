@@ -45,7 +45,10 @@ def test_keyboard_interrupt_in_a_chunk_is_raised_as_itself(backend):
 
 
 SCRIPT = textwrap.dedent("""
+    import signal
     import sys
+    # Ctrl-C raises, as in a terminal, even where this test was started with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import dparray as dp
     model = dp.DataParallel(dp.nn.Sequential(dp.nn.Linear(256, 256), dp.nn.Tanh()), 2,
                             execution="threads")
