@@ -41,6 +41,7 @@ from dparray.autograd import (
     next_sequence_number,
 )
 from dparray.autograd import grad as _grad
+from dparray.creation import zeros_like
 from dparray.nn.module import Module
 from dparray.ops.shape import reshape, stack
 from dparray.tensor import Tensor
@@ -195,7 +196,7 @@ def _reverse_jacobian(call: _Call, has_aux: bool) -> Any:
             else:
                 found = tuple(None for _ in call.leaves)
             for row, g, leaf in zip(rows, found, call.leaves, strict=True):
-                row.append(_zeros(leaf) if g is None else g)
+                row.append(zeros_like(leaf) if g is None else g)
         blocks.append([_stacked(row, o.shape, leaf.shape)
                        for row, leaf in zip(rows, call.leaves, strict=True)])
     result = _tree.rebuild(structure, [call.rebuild(block) for block in blocks])
@@ -431,7 +432,7 @@ class _Call:
 
     def rebuild_all(self, grads: Sequence[Tensor | None]) -> Any:
         """``rebuild`` with zeros for the leaves that got no gradient."""
-        return self.rebuild([_zeros(leaf) if g is None else g
+        return self.rebuild([zeros_like(leaf) if g is None else g
                              for g, leaf in zip(grads, self.leaves, strict=True)])
 
 
@@ -465,7 +466,7 @@ class _Forward:
         products = []
         for o in self.outputs:
             value = next(values) if _is_tracked(o) else None
-            products.append(_zeros(o) if value is None else value)
+            products.append(zeros_like(o) if value is None else value)
         return _tree.rebuild(self.structure, products) if structured else products
 
 
@@ -531,10 +532,6 @@ def _check_scalar(name: str, out: Any) -> None:
 
 def _is_tracked(t: Tensor) -> bool:
     return t._node is not None or t.is_variable
-
-
-def _zeros(t: Tensor) -> Tensor:
-    return Tensor(t.backend.xp.zeros_like(t.data), t.backend)
 
 
 def _one_hot(t: Tensor, k: int) -> Tensor:

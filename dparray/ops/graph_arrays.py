@@ -21,7 +21,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dparray.backend import Backend
+from dparray import dtypes as _dtypes
+from dparray.backend import Backend, extra_dtypes
 from dparray.ops import arithmetic as _arith
 from dparray.ops import compare as _compare
 from dparray.ops import construct as _construct
@@ -303,10 +304,13 @@ class TensorNamespace:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.native = backend.xp
-        for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32",
-                     "float64"):
-            if hasattr(self.native, name):
-                setattr(self, name, getattr(self.native, name))
+        extra = extra_dtypes(backend)  # bfloat16 where the backend's library has no name
+        for name in _dtypes.ALL_DTYPES:
+            native = getattr(self.native, name, None)
+            if native is None:
+                native = extra.get(name)
+            if native is not None:
+                setattr(self, name, native)
 
     inf = math.inf
     nan = math.nan
