@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from gradient_checks import check_gradients
 
 import dparray as dp
-from dparray.testing import gradcheck
 
 
 def _owner(module: dp.nn.Module, name: str) -> tuple[dp.nn.Module, str]:
@@ -19,13 +19,14 @@ def _owner(module: dp.nn.Module, name: str) -> tuple[dp.nn.Module, str]:
 
 def module_gradcheck(module: dp.nn.Module, *inputs: dp.Tensor, seed: int = 0,
                      output: Callable[[dp.Tensor], dp.Tensor] = lambda y: y,
-                     check: Callable[..., None] = gradcheck) -> None:
+                     check: Callable[..., None] = check_gradients) -> None:
     """Finite-difference check of the gradients of ``module``'s output with respect to its
     inputs and every trainable parameter, through the module's own ``forward``.
 
     Parameters are swapped in for each evaluation; the random stream is reseeded every time,
-    so dropout masks repeat. ``check`` is ``gradcheck`` (every element in turn) or
-    ``directional_gradcheck`` (one random direction: for modules with many parameters).
+    so dropout masks repeat. ``check`` is ``check_gradients`` (every element in turn on a
+    backend with kernels, random directions on one without) or ``directional_gradcheck`` (one
+    random direction everywhere: for modules with many parameters).
     """
     names = [name for name, p in module.named_parameters() if p.is_variable]
     params = [p for _, p in module.named_parameters() if p.is_variable]

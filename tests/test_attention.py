@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 from conftest import to_tensor
+from gradient_checks import check_gradients
 from nn_helpers import assert_same_gradients, module_gradcheck
 from torch_reference import load_cases
 
@@ -127,9 +128,9 @@ def test_value_and_gradients_equal_the_composition(case, noncontiguous, backend,
 def test_gradcheck(case, backend, kernels, rng):
     (q, k, v), mask = case.inputs(rng)
     if mask is not None and mask.is_variable:
-        gradcheck(case.fused, [q, k, v, mask])
+        check_gradients(case.fused, [q, k, v, mask])
     else:
-        gradcheck(lambda a, b, c: case.fused(a, b, c, mask), [q, k, v])
+        check_gradients(lambda a, b, c: case.fused(a, b, c, mask), [q, k, v])
 
 
 @pytest.mark.parametrize("case", CASES_SDPA, ids=repr)

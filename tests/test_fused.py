@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 from conftest import to_tensor
+from gradient_checks import check_gradients
 from nn_helpers import assert_same_gradients
 
 import dparray as dp
@@ -235,7 +236,7 @@ def test_value_and_gradients_equal_the_composition(case, noncontiguous, backend,
 
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_gradcheck(case, backend, kernels, rng):
-    gradcheck(case.fused, _inputs(case, rng, backend.name))
+    check_gradients(case.fused, _inputs(case, rng, backend.name))
 
 
 @pytest.mark.parametrize("case", CASES, ids=repr)

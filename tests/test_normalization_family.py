@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 from conftest import to_tensor
+from gradient_checks import check_gradients
 from nn_helpers import assert_same_gradients, module_gradcheck
 
 import dparray as dp
 from dparray import nn
 from dparray.nn import functional as F
 from dparray.ops.normalization import Normalization, RMSNormalization
-from dparray.testing import gradcheck
 
 F64 = dp.float64
 
@@ -125,7 +125,7 @@ def test_value_and_gradients_equal_the_composition(case, noncontiguous, backend,
 
 @pytest.mark.parametrize("case", CASES, ids=repr)
 def test_gradcheck(case, backend, kernels, rng):
-    gradcheck(case.fused, case.inputs(rng))
+    check_gradients(case.fused, case.inputs(rng))
 
 
 @pytest.mark.parametrize("case", CASES, ids=repr)

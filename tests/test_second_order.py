@@ -2,9 +2,11 @@
 ``EVERY_CASE``, so ops added there are covered too), every fused op and every loss
 (``cases_second_order.py``), the gradient of ``s(x) = sum_i grad_i(x) . v_i`` -- a
 Hessian-vector product of ``L(x) = sum(f(x) * w)`` -- against central differences of the
-first derivative, element by element, in float64, on every backend; fused ops with the kernel
-tables and with the references. Third derivatives of tanh, exp, matmul and softmax likewise,
-against differences of the second derivative. The create_graph gradients equal the plain ones.
+first derivative in float64 on every backend (element by element where the backend has a
+kernel table, along random directions where it runs the references only: ``gradient_checks``);
+fused ops with the kernel tables and with the references. Third derivatives of tanh, exp,
+matmul and softmax likewise, against differences of the second derivative. The create_graph
+gradients equal the plain ones.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 from cases_second_order import FUSED, LOSSES, SECOND_ORDER_CASES
 from conftest import to_tensor
+from gradient_checks import DIRECTIONS, element_by_element
 from test_ops import EVERY_CASE
 
 import dparray as dp
@@ -62,22 +65,40 @@ def check_second_order(function, arrays, rng, rtol=1e-4, atol=1e-5):
     if s is not None and s.requires_grad:
         analytic = _as_numpy(dp.autograd.grad(s, tensors, allow_unused=True), arrays)
 
-    def objective(position, shifted):
-        moved = [to_tensor(shifted if i == position else a, requires_grad=True)
-                 for i, a in enumerate(arrays)]
+    def objective(moved_arrays):
+        moved = [to_tensor(m, requires_grad=True) for m in moved_arrays]
         value = _dot(_first(function, moved, cotangent), directions)
         return 0.0 if value is None else value.item()
 
+    if not element_by_element(dp.get_backend()):
+        _check_along_random_directions(objective, arrays, analytic, rng)
+        return
     for position, a in enumerate(arrays):
         for j in range(a.size):
             step = np.zeros(a.size)
             step[j] = EPS
             step = step.reshape(a.shape)
-            numeric = (objective(position, a + step) - objective(position, a - step)) / (2 * EPS)
+            plus, minus = list(arrays), list(arrays)
+            plus[position], minus[position] = a + step, a - step
+            numeric = (objective(plus) - objective(minus)) / (2 * EPS)
             value = analytic[position].reshape(-1)[j]
             assert abs(value - numeric) <= atol + rtol * abs(numeric), (
                 f"second derivative of input {position} at flat index {j}: analytic {value!r}, "
                 f"numeric {numeric!r}")
+
+
+def _check_along_random_directions(objective, arrays, analytic, rng, rtol=1e-5, atol=1e-7):
+    """``<grad s, w>`` against the central difference of ``s`` along ``w``, for
+    ``DIRECTIONS`` random ``w`` (one array per input): ``gradient_checks``' policy for a
+    backend without a kernel table."""
+    for k in range(DIRECTIONS):
+        w = [rng.standard_normal(a.shape) for a in arrays]
+        value = sum(float(np.sum(g * d)) for g, d in zip(analytic, w, strict=True))
+        numeric = (objective([a + EPS * d for a, d in zip(arrays, w, strict=True)])
+                   - objective([a - EPS * d for a, d in zip(arrays, w, strict=True)])) / (2 * EPS)
+        assert abs(value - numeric) <= atol + rtol * abs(numeric), (
+            f"second derivative along random direction {k}: analytic {value!r}, "
+            f"numeric {numeric!r}")
 
 
 @pytest.mark.parametrize("case", EVERY_CASE, ids=repr)
