@@ -43,8 +43,9 @@ quick: $(VENV)/.installed-dev
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -m "not integration and not slow" -q -n auto \
 		--omit-absent-backends
 
-# The whole table: the suite in the default install (MKL makes NumPy's products on x86-64 Linux,
-# OpenBLAS elsewhere), the workload tables again with DPARRAY_BLAS=openblas, the report.
+# The whole table: the suite in the default install (on x86-64 Linux the faster of MKL and
+# OpenBLAS on this CPU makes NumPy's products, OpenBLAS elsewhere), the workload tables again
+# with DPARRAY_BLAS=openblas, the report.
 # PyTorch (the comparison column; the release the committed figures were measured against) is
 # installed into .venv first if it is not there.
 bench: $(VENV)/.installed-dev

@@ -24,8 +24,11 @@ MKL's thread count holds per calling thread: a DataParallel worker sets its own 
 the workers. A process forked after MKL's threads started multiplies on one thread: GNU
 OpenMP's thread pool does not survive ``fork``, and a product on it would hang.
 
-``DPARRAY_BLAS=openblas`` keeps NumPy's OpenBLAS even with MKL installed, and so does
-``DPARRAY_KERNELS=reference`` (the ``"matmul"`` kernel is off with the rest of the table).
+Which library makes the float32 and float64 products is raced once per process on this CPU
+(``_blas_race``, ``makes_products``): on some CPUs OpenBLAS is the faster. ``DPARRAY_BLAS=mkl``
+takes MKL's without a race; ``DPARRAY_BLAS=openblas`` keeps NumPy's OpenBLAS even with MKL
+installed, and so does ``DPARRAY_KERNELS=reference`` (the ``"matmul"`` kernel is off with the
+rest of the table).
 
 bfloat16 and float16 products (``low_precision_gemm``) go through ``cblas_gemm_bf16bf16f32``
 and ``cblas_gemm_f16f16f32``: low-precision operands, float32 accumulation and output. They
@@ -43,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import operator
 import os
 import threading
 from collections.abc import Iterator
@@ -53,9 +57,11 @@ import numpy as np
 
 from dparray._system import core_share
 
+from . import _blas_race
 from ._openmp_setup import sleep_between_loops
 
 CHOICE_VARIABLE = "DPARRAY_BLAS"
+CHOICES = ("mkl", "openblas")  # or unset (or empty): raced
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 LP64 = 0
 LAYERS = {"INTEL": 0, "SEQUENTIAL": 1, "GNU": 3, "TBB": 4}  # MKL_THREADING_LAYER's names
@@ -89,8 +95,45 @@ def status() -> tuple[Any, str]:
 _status: tuple[Any, str] | None = None
 
 
+def makes_products() -> tuple[bool, str]:
+    """``(yes, why)``: whether MKL makes the float32 and float64 products of ``matmul`` (and
+    with them the kernel table's ``"matmul"``), and a line saying which library does and why.
+    MKL does where it is loaded (``status``) and either ``DPARRAY_BLAS=mkl`` says so or it won
+    the race against OpenBLAS (``_blas_race``), run on the first call, once per process."""
+    global _choice
+    if _choice is None:
+        with _choice_lock:
+            if _choice is None:
+                _choice = _choose()
+    return _choice
+
+
+_choice: tuple[bool, str] | None = None
+_choice_lock = threading.Lock()
+
+
+def _choose() -> tuple[bool, str]:
+    library, why = status()
+    if library is None:
+        return False, why
+    if _chosen() == "mkl":
+        return True, f"{why}; {CHOICE_VARIABLE}=mkl"
+    mkl_seconds, openblas_seconds = _blas_race.race(lambda a, b: _gemm(library, a, b),
+                                                    operator.matmul)
+    return _blas_race.verdict(mkl_seconds, openblas_seconds, why)
+
+
+def _chosen() -> str:
+    """``DPARRAY_BLAS``, lower-cased: ``"mkl"``, ``"openblas"`` or ``""`` (race)."""
+    value = os.environ.get(CHOICE_VARIABLE, "").strip().lower()
+    if value and value not in CHOICES:
+        raise ValueError(f"{CHOICE_VARIABLE} must be one of {', '.join(CHOICES)} or unset (the "
+                         f"faster on this CPU, measured), got {value!r}")
+    return value
+
+
 def _load() -> tuple[Any, str]:
-    if os.environ.get(CHOICE_VARIABLE, "").strip().lower() == "openblas":
+    if _chosen() == "openblas":
         return None, f"OpenBLAS (NumPy's; {CHOICE_VARIABLE}=openblas)"
     if os.environ.get("MKL_INTERFACE_LAYER", "").strip().upper().startswith("ILP64"):
         return None, "OpenBLAS (NumPy's; MKL_INTERFACE_LAYER asks for 64-bit integers)"
@@ -138,14 +181,14 @@ def worker_threads(count: int) -> Iterator[None]:
 
 
 def matmul(a: Any, b: Any) -> np.ndarray:
-    """``a @ b``, through MKL where it is available and the product is one it does
-    better: float32/float64 operands of one dtype, 2-D or stacks of the same leading shape,
-    none empty, and at least ``SMALLEST`` multiply-adds (below, calling MKL through ``ctypes``
-    costs more than it saves)."""
+    """``a @ b``, through MKL where it is available, makes this process's products
+    (``makes_products``) and the product is one it does better: float32/float64 operands of
+    one dtype, 2-D or stacks of the same leading shape, none empty, and at least ``SMALLEST``
+    multiply-adds (below, calling MKL through ``ctypes`` costs more than it saves)."""
     if b.ndim < 2 or a.size * b.shape[-1] < SMALLEST:  # first, as most products are small
         return a @ b  # the operator: a microsecond faster than np.matmul's call
     library = status()[0]
-    if library is None or not _suits(a, b):
+    if library is None or not _suits(a, b) or not (_choice or makes_products())[0]:
         return a @ b
     if a.ndim == 2:
         return _gemm(library, a, b)

@@ -807,8 +807,9 @@ def _loops() -> Any:
 
 
 def table() -> dict[str, Any]:
-    """The kernels, by op name: ``"matmul"`` when MKL is installed (``_mkl``), and the compiled
-    ops when Numba can run them here (``_numba_setup``)."""
+    """The kernels, by op name: ``"matmul"`` when MKL is installed (``_mkl``: it hands each
+    product to MKL or OpenBLAS, whichever won this process's race), and the compiled ops when
+    Numba can run them here (``_numba_setup``)."""
     from ._numba_setup import usable
 
     products = {} if mkl_status()[0] is None else {"matmul": matmul}

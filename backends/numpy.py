@@ -28,6 +28,7 @@ from dparray.kernels import ENV_VAR as KERNELS_VARIABLE
 from ._host_random import HostRandom
 from ._malloc_setup import keep_freed_memory
 from ._mkl import accelerated as _mkl_accelerated
+from ._mkl import makes_products as _mkl_makes_products
 from ._mkl import status as _mkl_status
 from ._mkl import worker_threads as mkl_worker_threads
 from ._numba_setup import status as _numba_status
@@ -164,7 +165,7 @@ def _scipy_erf() -> Any:
 def _products_status() -> str:
     if _mkl_status()[0] is not None and not ENABLED_BY_ENVIRONMENT:
         return f"OpenBLAS (NumPy's; {KERNELS_VARIABLE}=reference)"
-    return _mkl_status()[1]
+    return _mkl_makes_products()[1]
 
 
 def _low_precision_status(name: str) -> str:

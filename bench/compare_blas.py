@@ -35,7 +35,8 @@ def compare(name: str) -> tuple[float, float]:
         step()
     per_block = 40 if name == "W2" else 4
     times: dict[int, list[float]] = {_mkl.SMALLEST: [], NEVER: []}
-    threshold = _mkl.SMALLEST
+    threshold, choice = _mkl.SMALLEST, _mkl.makes_products()
+    _mkl._choice = (True, "MKL, whichever won the race")  # MKL's block is MKL's
     try:
         for _ in range(ROUNDS):
             for smallest, samples in times.items():
@@ -46,14 +47,14 @@ def compare(name: str) -> tuple[float, float]:
                     step()
                     samples.append(time.perf_counter() - start)
     finally:
-        _mkl.SMALLEST = threshold
+        _mkl.SMALLEST, _mkl._choice = threshold, choice
     return statistics.median(times[threshold]), statistics.median(times[NEVER])
 
 
 def main(names: list[str]) -> None:
     if _mkl.status()[0] is None:
         raise SystemExit(f"MKL is not in use: {_mkl.status()[1]}")
-    print(f"matrix products: {_mkl.status()[1]}")
+    print(f"matrix products: {_mkl.makes_products()[1]}")
     for name in names or list(WORKLOADS):
         mkl, openblas = compare(name)
         print(f"{name}: MKL {mkl * 1e3:8.2f} ms   OpenBLAS {openblas * 1e3:8.2f} ms   "

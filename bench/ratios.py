@@ -1,5 +1,6 @@
 """A quick look at workloads against PyTorch: dparray's unwrapped step and PyTorch's (in its
-own process, ``torch_process.py``), alternated in one loop, medians and their ratio.
+own process, ``torch_process.py``), alternated in one loop with the table's timing settings
+(``timing.py``), medians and their ratio.
 
     python -m bench.ratios [W7 W8 ...] [--rounds N] [--busy]
 
@@ -16,20 +17,21 @@ import statistics
 import time
 
 import dparray as dp
-from dparray.cli.workloads import interleaved_medians, seeded_step
+from dparray.cli.workloads import seeded_step
 
 from . import torch_process
 from .busy_core import one_core_busy
+from .timing import interleaved
 
 
-def measure(name: str, rounds: int) -> dict[str, float]:
+def measure(name: str, rounds: int | None) -> dict[str, float]:
     step, x, y = seeded_step(name)
     start = time.perf_counter()
     step()
     first = time.perf_counter() - start
     steps = {"dparray": step, "pytorch": torch_process.TorchStep(name, x, y)}
     try:
-        medians = interleaved_medians(steps, rounds, warmup=2)
+        medians = interleaved(name, steps, rounds)
     finally:
         steps["pytorch"].close()  # type: ignore[attr-defined]
     return {**medians, "first": first}
@@ -38,7 +40,8 @@ def measure(name: str, rounds: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=[f"W{i}" for i in range(7, 13)])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="timed rounds (default: the table's number for the workload)")
     parser.add_argument("--busy", action="store_true")
     arguments = parser.parse_args()
     products = dp.backend.describe(dp.get_backend("numpy")).get("matrix products", "?")

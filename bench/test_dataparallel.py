@@ -36,24 +36,13 @@ import pytest
 import dparray as dp
 from dparray._system import available_cores
 from dparray.backend import parallel_region
-from dparray.cli.workloads import WORKLOADS, dparray_step, interleaved_medians
+from dparray.cli.workloads import WORKLOADS, dparray_step
 from dparray.parallel import auto as _auto
 
 from . import torch_process
 from .busy_core import one_core_busy
+from .timing import DEFAULT_ROUNDS, ROUNDS, WARMUP, interleaved
 
-ROUNDS = {"W2": 60, "CNN64": 30, "W8": 7, "W9": 7, "W10": 7}
-DEFAULT_ROUNDS = 9
-# Tiny steps start no BLAS threads to wait for, but are timed hot: after a few untimed steps.
-COOLDOWN = {"W2": 0.0, "CNN64": 0.0}
-LEAD_IN = {"W2": 3, "CNN64": 3}
-# Every other step is timed hot too, after one untimed step, as a training loop runs it and as
-# DataParallel's auto times it: after the cooldown's pause a step ran up to 1.7x slower, and
-# more so on one call's threads (MKL's and the kernels' pools asleep) than on DataParallel's
-# (the digits CNN at batch 700: inline 54 ms hot, 91 ms after the pause; threads 61 and 69),
-# which made auto's choice (inline, the faster in a loop) look 1.3x the better execution.
-DEFAULT_LEAD_IN = 1
-WARMUP = 3
 AUTO_CHOICES: dict[tuple[str, str], str] = {}  # what auto decided, by (workload, configuration)
 CONFIGURATIONS = ("unwrapped", "unwrapped_1_core", "dataparallel_1", "dataparallel_2",
                   "dataparallel_2_threads", "dataparallel_2_inline", "dataparallel_4",
@@ -99,12 +88,6 @@ def build_step(name: str, configuration: str) -> Callable[[], float | None] | No
     return step
 
 
-def _interleaved(name: str, steps: dict[str, Callable[[], float | None]]) -> dict[str, float]:
-    """The medians of workload ``name``'s steps, timed round-robin with its timing settings."""
-    return interleaved_medians(steps, ROUNDS.get(name, DEFAULT_ROUNDS), WARMUP,
-                               COOLDOWN.get(name, 0.15), LEAD_IN.get(name, DEFAULT_LEAD_IN))
-
-
 @contextlib.contextmanager
 def _closing(steps: list[object]) -> Iterator[None]:
     """Ends the PyTorch process among ``steps`` on the way out."""
@@ -148,7 +131,7 @@ def test_interleaved(benchmark, name):
     medians = {}
 
     def measure():
-        medians.update(_interleaved(name, steps))
+        medians.update(interleaved(name, steps))
 
     with _closing(list(steps.values())):
         peaks = {c: _peak_mib(s) for c, s in steps.items() if c != "pytorch"}
@@ -172,7 +155,7 @@ def test_one_core_busy(benchmark, name):
         steps = {c: s for c in BUSY_CONFIGURATIONS if (s := build_step(name, c)) is not None}
 
         def measure():
-            medians.update(_interleaved(name, steps))
+            medians.update(interleaved(name, steps))
 
         with _closing(list(steps.values())):
             benchmark.pedantic(measure, rounds=1, iterations=1)

@@ -59,8 +59,8 @@ def make_dparray_step(x, y):
 
 class NumPyMLP:
     """The same network, loss, gradients and Adam update, written out in NumPy, with the
-    matrix products dparray makes (MKL's when the ``mkl`` extra is installed, else the
-    operator's), so that the ratio measures dparray's own overhead."""
+    matrix products dparray makes (``_mkl.matmul``: MKL's or OpenBLAS's, whichever won the
+    race), so that the ratio measures dparray's own overhead."""
 
     def __init__(self, params):
         self.params = [p.copy() for p in params]  # W1, b1, W2, b2, W3, b3

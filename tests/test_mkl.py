@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 import pytest
-from dparray.backends import _mkl
+from dparray.backends import _blas_race, _mkl
 
 import dparray as dp
 import dparray.nn.functional as F
@@ -30,10 +30,11 @@ TOLERANCE = {np.float32: 1e-5, np.float64: 1e-13}
 
 @pytest.fixture
 def every_size(monkeypatch):
-    """MKL takes every product, not only large ones, so small tests reach it; yields the
-    list of MKL calls made (their names)."""
+    """MKL takes every product, not only large ones, so small tests reach it (whichever
+    library won this process's race); yields the list of MKL calls made (their names)."""
     assert _mkl.status()[0] is not None, _mkl.status()[1]
     monkeypatch.setattr(_mkl, "SMALLEST", 0)
+    monkeypatch.setattr(_mkl, "_choice", (True, "MKL, for the test"))
     calls: list[str] = []
     for name in ("_gemm", "_gemm_batch"):
         monkeypatch.setattr(_mkl, name, _counted(name, getattr(_mkl, name), calls))
@@ -135,6 +136,7 @@ def test_products_are_bitwise_the_same_from_call_to_call_and_at_any_alignment(ev
 
 def test_small_products_stay_with_numpy(monkeypatch):
     calls = []
+    monkeypatch.setattr(_mkl, "_choice", (True, "MKL, for the test"))
     monkeypatch.setattr(_mkl, "_gemm", lambda *args: calls.append(args))
     small = np.ones((8, 8), np.float32)
     assert (_mkl.matmul(small, small) == 8).all() and not calls
@@ -144,11 +146,69 @@ def test_small_products_stay_with_numpy(monkeypatch):
     assert len(calls) == 1
 
 
-def test_the_numpy_backend_lists_mkl_and_its_table_has_the_product():
+def test_the_numpy_backend_s_table_has_mkl_s_product_and_says_who_won_the_race():
     backend = dp.get_backend("numpy")
     assert _mkl.status()[0] is not None
-    assert backend.kernels["matmul"] is _mkl.matmul
-    assert dp.backend.describe(backend)["matrix products"].startswith("MKL ")
+    assert backend.kernels["matmul"] is _mkl.matmul  # which hands each product on
+    mkl, why = _mkl.makes_products()
+    assert dp.backend.describe(backend)["matrix products"] == why
+    assert why.startswith("MKL " if mkl else "OpenBLAS (NumPy's: MKL ")
+
+
+def test_openblas_makes_the_products_only_where_mkl_was_clearly_slower():
+    name = "MKL 2026.2.1 (GNU OpenMP threads)"
+    assert _blas_race.verdict(2.0, 1.0, name) == (False, (
+        "OpenBLAS (NumPy's: MKL 2026.2.1 (GNU OpenMP threads) took 2.00x its time on this CPU; "
+        "DPARRAY_BLAS=mkl for MKL's)"))
+    close = _blas_race.MARGIN * 0.99
+    assert _blas_race.verdict(close, 1.0, name) == (True, (
+        f"MKL 2026.2.1 (GNU OpenMP threads); OpenBLAS took {1 / close:.2f}x its time on this "
+        "CPU"))
+    assert _blas_race.verdict(1.0, 1.5, name)[0] is True
+
+
+def test_the_race_times_both_libraries_on_every_shape():
+    calls = {"mkl": [], "openblas": []}
+
+    def product(name):
+        def multiply(a, b):
+            calls[name].append((a.shape, b.shape, a.dtype))
+            return a @ b
+        return multiply
+
+    mkl_seconds, openblas_seconds = _blas_race.race(product("mkl"), product("openblas"))
+    assert 0 < mkl_seconds < float("inf") and 0 < openblas_seconds < float("inf")
+    shapes = [((m, k), (k, n), np.float32) for m, k, n in _blas_race.SHAPES]
+    for made in calls.values():  # one untimed round, then the timed ones
+        assert made == shapes * (1 + _blas_race.ROUNDS)
+
+
+def test_the_race_decides_the_products(monkeypatch):
+    monkeypatch.setattr(_blas_race, "race", lambda mkl, openblas: (3.0, 1.0))
+    monkeypatch.delenv("DPARRAY_BLAS", raising=False)
+    mkl, why = _mkl._choose()
+    assert not mkl and "took 3.00x its time" in why
+    monkeypatch.setattr(_mkl, "_choice", (mkl, why))
+    a = np.ones((300, 300))
+    called = []
+    monkeypatch.setattr(_mkl, "_gemm", lambda *args: called.append(args))
+    assert (_mkl.matmul(a, a) == 300).all() and not called  # NumPy's product
+
+
+def test_dparray_blas_mkl_takes_mkl_s_products_without_a_race(monkeypatch):
+    def no_race(mkl, openblas):
+        raise AssertionError("raced")
+
+    monkeypatch.setattr(_blas_race, "race", no_race)
+    monkeypatch.setenv("DPARRAY_BLAS", "MKL")
+    assert _mkl._choose() == (True, f"{_mkl.status()[1]}; DPARRAY_BLAS=mkl")
+
+
+def test_an_unknown_dparray_blas_is_a_value_error(monkeypatch):
+    monkeypatch.setenv("DPARRAY_BLAS", "atlas")
+    with pytest.raises(ValueError, match=r"DPARRAY_BLAS must be one of mkl, openblas or unset "
+                                         r"\(the faster on this CPU, measured\), got 'atlas'"):
+        _mkl._choose()
 
 
 def test_layers_through_mkl_match_the_reference(every_size):
@@ -277,7 +337,7 @@ def test_dparray_blas_openblas_keeps_numpy_s_products():
 
 @pytest.mark.integration
 def test_kernels_off_means_openblas_and_info_says_so():
-    assert _run(DPARRAY_KERNELS="reference") == \
+    assert _run(DPARRAY_KERNELS="reference", DPARRAY_BLAS="mkl") == \
         "True OpenBLAS (NumPy's; DPARRAY_KERNELS=reference)"
 
 
@@ -289,7 +349,7 @@ def test_a_64_bit_interface_asked_for_keeps_openblas():
 
 PRODUCT = """
 import numpy as np
-from dparray.backends import _mkl
+from dparray.backends import _blas_race, _mkl
 a = np.ones((300, 300))
 assert (_mkl.matmul(a, a) == 300).all()
 print(_mkl.status()[1])
@@ -311,7 +371,7 @@ def test_by_default_mkl_runs_on_gnu_openmp_where_libgomp_loads():
 FORK = """
 import os
 import numpy as np
-from dparray.backends import _mkl
+from dparray.backends import _blas_race, _mkl
 a = np.ones((800, 800))
 _mkl.matmul(a, a)  # MKL's OpenMP threads are running now
 child = os.fork()
@@ -329,7 +389,7 @@ def test_a_forked_child_multiplies_on_one_thread_instead_of_hanging():
 
 FIRST_CALLS = """
 import threading
-from dparray.backends import _mkl
+from dparray.backends import _blas_race, _mkl
 loads, load = [], _mkl._load
 _mkl._load = lambda: loads.append(1) or load()
 threads = [threading.Thread(target=_mkl.status) for _ in range(8)]

@@ -1,0 +1,60 @@
+"""Which library makes the NumPy backend's float32 and float64 matrix products when MKL is
+installed: MKL or NumPy's OpenBLAS, decided by a race on this CPU, once per process.
+
+Neither wins everywhere. On a 2-core AMD EPYC with AVX2 only, MKL made the training steps of
+the benchmark workloads 11-17% faster than OpenBLAS; on a 2-core AMD EPYC with AVX-512,
+OpenBLAS made every one faster, by 8-50% (``python bench/compare_blas.py``: the GPT W7 1.10x,
+ResNet-18 W8 1.08x, the MNIST CNN W11 1.23x, the VAE W12 1.50x, the MLP W1 1.20x), its
+float32 product of a convolution's shape (64 x 288 times 288 x 36864) taking 8.7 ms to MKL's
+12.8. So the first product that MKL could make races the two libraries on two products of a
+training step's shapes (``SHAPES``: a convolution's and a linear layer's, about 25 ms in all),
+and MKL keeps the products unless OpenBLAS was faster by more than ``MARGIN``: where they are
+close MKL stays, since on a loaded machine its threads sleep where OpenBLAS's spin.
+
+``DPARRAY_BLAS=mkl`` or ``DPARRAY_BLAS=openblas`` decides without a race. The two libraries
+round differently (both to float32's or float64's accuracy); a program that must repeat bit
+for bit across processes names one, so that a close race cannot go either way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+SHAPES = ((64, 576, 4096), (512, 512, 512))  # (m, k, n): a convolution's, a linear layer's
+ROUNDS = 3
+MARGIN = 1.1  # OpenBLAS makes the products only when MKL took this many times as long
+
+
+def race(mkl_product: Callable[[Any, Any], Any], openblas_product: Callable[[Any, Any], Any]
+         ) -> tuple[float, float]:
+    """The seconds MKL and OpenBLAS take for the float32 products of ``SHAPES``: the best of
+    ``ROUNDS`` rounds, run in turn after one untimed round each (which starts the libraries'
+    threads)."""
+    pairs = [(np.full((m, k), 0.5, np.float32), np.full((k, n), 0.25, np.float32))
+             for m, k, n in SHAPES]  # (a product's time does not depend on normal values)
+    contenders = (mkl_product, openblas_product)
+    best = [float("inf"), float("inf")]
+    for contender in contenders:
+        for a, b in pairs:
+            contender(a, b)
+    for _ in range(ROUNDS):
+        for i, contender in enumerate(contenders):
+            start = time.perf_counter()
+            for a, b in pairs:
+                contender(a, b)
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best[0], best[1]
+
+
+def verdict(mkl_seconds: float, openblas_seconds: float, mkl_name: str) -> tuple[bool, str]:
+    """``(mkl, why)``: whether MKL makes the products after a race with these times, and a
+    line saying which library does and why (``mkl_name`` names MKL and its threads)."""
+    if mkl_seconds > MARGIN * openblas_seconds:
+        return False, (f"OpenBLAS (NumPy's: {mkl_name} took {mkl_seconds / openblas_seconds:.2f}x "
+                       f"its time on this CPU; DPARRAY_BLAS=mkl for MKL's)")
+    return True, (f"{mkl_name}; OpenBLAS took {openblas_seconds / mkl_seconds:.2f}x its time on "
+                  f"this CPU")
