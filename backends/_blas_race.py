@@ -9,7 +9,10 @@ float32 product of a convolution's shape (64 x 288 times 288 x 36864) taking 8.7
 12.8. So the first product that MKL could make races the two libraries on two products of a
 training step's shapes (``SHAPES``: a convolution's and a linear layer's, about 25 ms in all),
 and MKL keeps the products unless OpenBLAS was faster by more than ``MARGIN``: where they are
-close MKL stays, since on a loaded machine its threads sleep where OpenBLAS's spin.
+close MKL stays, since on a loaded machine its threads sleep where OpenBLAS's spin. The race
+waits for Numba's start-up thread (``_numba_setup.warm_up_in_background``) to finish: while it
+ran, a core was taken from whichever library ran, and the race went either way (OpenBLAS 3.4x
+MKL's time in one process, MKL 3.3x OpenBLAS's in the next; 1.4-1.7x MKL's once it waits).
 
 ``DPARRAY_BLAS=mkl`` or ``DPARRAY_BLAS=openblas`` decides without a race. The two libraries
 round differently (both to float32's or float64's accuracy); a program that must repeat bit

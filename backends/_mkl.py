@@ -58,6 +58,7 @@ import numpy as np
 from dparray._system import core_share
 
 from . import _blas_race
+from ._numba_setup import wait_for_warm_up
 from ._openmp_setup import sleep_between_loops
 
 CHOICE_VARIABLE = "DPARRAY_BLAS"
@@ -118,6 +119,7 @@ def _choose() -> tuple[bool, str]:
         return False, why
     if _chosen() == "mkl":
         return True, f"{why}; {CHOICE_VARIABLE}=mkl"
+    wait_for_warm_up()  # Numba's start-up on a thread of its own would take a core from either
     mkl_seconds, openblas_seconds = _blas_race.race(lambda a, b: _gemm(library, a, b),
                                                     operator.matmul)
     return _blas_race.verdict(mkl_seconds, openblas_seconds, why)

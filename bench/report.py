@@ -3,8 +3,9 @@
     python bench/report.py [.benchmarks/bench.json [.benchmarks/bench-openblas.json ...]]
 
 The first file is the whole suite in the default install (on x86-64 Linux the faster of MKL and
-OpenBLAS on this CPU makes NumPy's matrix products, OpenBLAS elsewhere), each further one a run of the workload tables under another
-BLAS (``DPARRAY_BLAS=openblas``); each file's tables say which products they measured. Every
+OpenBLAS on this CPU makes NumPy's matrix products, OpenBLAS elsewhere), each further one a run
+of the workload tables under another BLAS (``DPARRAY_BLAS=openblas``); each file's tables say
+which products they measured. Every
 figure is a ratio of medians measured in the same run, so machine noise mostly cancels.
 """
 
