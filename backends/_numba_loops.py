@@ -264,32 +264,16 @@ def relu_backward(grad, x, out):  # pragma: no cover - compiled
 
 
 # ----------------------------------------------------------------------- softmax, by rows
-# As the references compute them: shifted = x - max(x), then NumPy's exp (by the caller,
-# between the loops), then the row sums.
-
-
-@jit
-def shift_rows(x, shifted, keep_empty_rows):  # pragma: no cover - compiled
-    """``x`` minus each row's maximum. With ``keep_empty_rows``, a row whose every entry is
-    -inf (attention's query that sees no key) is kept as it is, so that its exponentials are
-    0; without, it becomes NaN, as the reference's softmax gives."""
-    rows, width = x.shape
-    for i in prange(rows):
-        top = x[i, 0]
-        for j in range(1, width):
-            v = x[i, j]
-            if v > top or (v != v and top == top):
-                top = v
-        shift = 0.0 if keep_empty_rows and top == -math.inf else top
-        for j in range(width):
-            shifted[i, j] = x[i, j] - shift
+# As the references compute them: shifted = x - max(x) (NumPy's, by the caller, but under a
+# causal mask), then NumPy's exp (by the caller, between the loops), then the row sums.
 
 
 @jit
 def causal_shift_rows(x, shifted, length):  # pragma: no cover - compiled
-    """``shift_rows`` (keeping empty rows) of attention's scores under a causal mask: row ``r``
-    is query ``r % length``, which sees the keys up to its own position; the keys after it
-    become -inf (their exponentials 0), as the reference's where makes them."""
+    """The shift by each row's maximum (keeping empty rows, ``_numpy_kernels._shift_rows``) of
+    attention's scores under a causal mask: row ``r`` is query ``r % length``, which sees the
+    keys up to its own position; the keys after it become -inf (their exponentials 0), as the
+    reference's where makes them."""
     rows, width = x.shape
     for r in prange(rows):
         seen = min(r % length + 1, width)
@@ -308,7 +292,7 @@ def causal_shift_rows(x, shifted, length):  # pragma: no cover - compiled
 @jit_sum
 def normalize_rows(exponentials):  # pragma: no cover - compiled
     """Softmax from exp(shifted): each row divided by its sum, in place. A row of zeros (an
-    empty row that ``shift_rows`` kept) stays zeros; any other row's sum is at least 1 (its
+    empty row that the shift kept) stays zeros; any other row's sum is at least 1 (its
     maximum's exp(0)) or NaN."""
     rows, width = exponentials.shape
     for i in prange(rows):

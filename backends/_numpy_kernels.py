@@ -225,17 +225,28 @@ class _LastAxisSoftmax(LastAxisFallback):
 
 
 def _softmax_rows(rows: Any, log: bool, keep_empty_rows: bool = False) -> Any:
-    """Softmax (or log-softmax) of each row: the shift and the sums compiled, the exp
-    NumPy's SIMD one -- the reference's arithmetic. ``keep_empty_rows``: a row of -inf gives
+    """Softmax (or log-softmax) of each row: the shift and the exp NumPy's SIMD passes, the
+    sums compiled -- the reference's arithmetic. ``keep_empty_rows``: a row of -inf gives
     zeros (attention's safe softmax), not NaN."""
-    shifted = np.empty_like(rows)
-    _loops().shift_rows(rows, shifted, keep_empty_rows)
+    shifted = _shift_rows(rows, keep_empty_rows)
     if log:
         _loops().log_normalize_rows(shifted, np.exp(shifted))
         return shifted
     np.exp(shifted, out=shifted)
     _loops().normalize_rows(shifted)
     return shifted
+
+
+def _shift_rows(rows: Any, keep_empty_rows: bool) -> Any:
+    """``rows`` minus each row's maximum (NaN where the row has a NaN), NumPy's maximum and
+    subtraction as the reference's: its SIMD maximum ran 4x a compiled loop's, whose test for
+    NaN at every element kept it from vectorising (700 x 8500 float32: 2.2 ms, both passes,
+    against 8.7). With ``keep_empty_rows``, a row of -inf is kept as it is, so that its
+    exponentials are 0."""
+    top = rows.max(axis=1, keepdims=True)
+    if keep_empty_rows:
+        top[top == -np.inf] = 0
+    return np.subtract(rows, top, out=np.empty_like(rows))
 
 
 class SoftmaxKernel(_LastAxisSoftmax, Softmax):
