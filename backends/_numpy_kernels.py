@@ -246,7 +246,8 @@ def _shift_rows(rows: Any, keep_empty_rows: bool) -> Any:
     top = rows.max(axis=1, keepdims=True)
     if keep_empty_rows:
         top[top == -np.inf] = 0
-    return np.subtract(rows, top, out=np.empty_like(rows))
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN, as in the reference
+        return np.subtract(rows, top, out=np.empty_like(rows))
 
 
 class SoftmaxKernel(_LastAxisSoftmax, Softmax):
