@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from dparray.backends import _openblas_setup
+
 from dparray.cli.workloads import interleaved_medians
 
 ROUNDS = {"W2": 60, "CNN64": 30, "W8": 7, "W9": 7, "W10": 7}
@@ -20,7 +22,14 @@ LEAD_IN = {"W2": 3, "CNN64": 3}
 # which made auto's choice (inline, the faster in a loop) look 1.3x the better execution.
 DEFAULT_LEAD_IN = 1
 WARMUP = 3
-DEFAULT_COOLDOWN = 0.15
+# The pause before a timed step outlasts the spin of the other library's idle threads: OpenBLAS's
+# helpers spin for 2**20 cycles (under a millisecond) where dparray loaded before NumPy and set
+# it, else for OpenBLAS's own 2**28 (about 0.1 s); GNU OpenMP's threads sleep at once in dparray
+# (OMP_WAIT_POLICY=PASSIVE) and spin for about a millisecond in PyTorch's process. No longer:
+# after 0.15 s idle, both cores' first steps ran 2-4x slower (the VAE, W12: 20-29 ms, then 5-7,
+# on a 2-core virtual machine), which a training loop never sees and one lead-in step did not
+# hide.
+DEFAULT_COOLDOWN = 0.02 if _openblas_setup.set_here else 0.15
 
 
 def interleaved(name: str, steps: Mapping[str, Callable[[], float | None]],
