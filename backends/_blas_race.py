@@ -14,6 +14,12 @@ waits for Numba's start-up thread (``_numba_setup.warm_up_in_background``) to fi
 ran, a core was taken from whichever library ran, and the race went either way (OpenBLAS 3.4x
 MKL's time in one process, MKL 3.3x OpenBLAS's in the next; 1.4-1.7x MKL's once it waits).
 
+The low-precision products race likewise (``race_low_precision``, run by
+``_low_precision.native``): where the CPU has the instructions for bfloat16 or float16, MKL's
+native product against the float32 product of converted operands. On the AVX-512 EPYC above,
+with AVX512-BF16, MKL's bfloat16 product of 2048^3 ran at 0.76x OpenBLAS's float32 one
+(``python bench/mixed_precision.py``), so the instructions alone do not say it pays.
+
 ``DPARRAY_BLAS=mkl`` or ``DPARRAY_BLAS=openblas`` decides without a race. The two libraries
 round differently (both to float32's or float64's accuracy); a program that must repeat bit
 for bit across processes names one, so that a close race cannot go either way.
@@ -30,6 +36,7 @@ import numpy as np
 SHAPES = ((64, 576, 4096), (512, 512, 512))  # (m, k, n): a convolution's, a linear layer's
 ROUNDS = 3
 MARGIN = 1.1  # OpenBLAS makes the products only when MKL took this many times as long
+LOW_PRECISION_SHAPE = (512, 1024, 1024)  # (m, k, n) of the bfloat16/float16 race
 
 
 def race(mkl_product: Callable[[Any, Any], Any], openblas_product: Callable[[Any, Any], Any]
@@ -39,7 +46,14 @@ def race(mkl_product: Callable[[Any, Any], Any], openblas_product: Callable[[Any
     threads)."""
     pairs = [(np.full((m, k), 0.5, np.float32), np.full((k, n), 0.25, np.float32))
              for m, k, n in SHAPES]  # (a product's time does not depend on normal values)
-    contenders = (mkl_product, openblas_product)
+    return _best_of(mkl_product, openblas_product, pairs)
+
+
+def _best_of(first: Callable[[Any, Any], Any], second: Callable[[Any, Any], Any],
+             pairs: list[tuple[Any, Any]]) -> tuple[float, float]:
+    """The best of ``ROUNDS`` timed rounds of each product over ``pairs``, run in turn after
+    one untimed round each (which starts the libraries' threads)."""
+    contenders = (first, second)
     best = [float("inf"), float("inf")]
     for contender in contenders:
         for a, b in pairs:
@@ -51,6 +65,16 @@ def race(mkl_product: Callable[[Any, Any], Any], openblas_product: Callable[[Any
                 contender(a, b)
             best[i] = min(best[i], time.perf_counter() - start)
     return best[0], best[1]
+
+
+def race_low_precision(native_product: Callable[[Any, Any], Any],
+                       float32_product: Callable[[Any, Any], Any], dtype: Any
+                       ) -> tuple[float, float]:
+    """The seconds MKL's native product of ``dtype`` operands and the float32 product of their
+    converted copies take for ``LOW_PRECISION_SHAPE``, the best of ``ROUNDS`` as ``race``'s."""
+    m, k, n = LOW_PRECISION_SHAPE
+    a, b = np.full((m, k), 0.5, dtype), np.full((k, n), 0.25, dtype)
+    return _best_of(native_product, float32_product, [(a, b)])
 
 
 def verdict(mkl_seconds: float, openblas_seconds: float, mkl_name: str) -> tuple[bool, str]:

@@ -1,7 +1,8 @@
 """The NumPy backend's bfloat16 and float16 kernels: products, and float32 <-> bfloat16 casts.
 
 Products (``"low_precision_matmul"``): where the CPU multiplies the type natively (Intel AMX or
-the AVX-512 BF16/FP16 extensions, ``_mkl.accelerated``), MKL's ``cblas_gemm_bf16bf16f32`` or
+the AVX-512 BF16/FP16 extensions, ``_mkl.accelerated``) and MKL's product of it beat the
+float32 one in a race (``native``), MKL's ``cblas_gemm_bf16bf16f32`` or
 ``cblas_gemm_f16f16f32`` take the operands as they are and accumulate in float32. Elsewhere --
 no such instructions, no MKL, a product too small for MKL -- the operands are converted to
 float32 once (for bfloat16 in one compiled pass) and multiplied by the float32 ``"matmul"``
@@ -16,6 +17,7 @@ element-by-element casts; other casts are NumPy's.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,7 @@ import numpy as np
 from dparray.ops.elementwise import AsType
 from dparray.ops.linalg import upcast_matmul
 
-from . import _mkl
+from . import _blas_race, _mkl
 from ._numba_setup import launch
 from ._numba_setup import usable as numba_usable
 
@@ -48,11 +50,41 @@ def low_precision_matmul(xp: Any, a: Any, b: Any, wide: bool) -> Any:
     if a.dtype != b.dtype or a.dtype not in LOW:
         return upcast_matmul(xp, a, b, wide)
     out = None
-    if _mkl.accelerated(a.dtype.name)[0]:
+    if native(a.dtype.name)[0]:
         out = _mkl.low_precision_gemm(a, b)
     if out is None:
         out = _mkl.matmul(convert(a, FLOAT32), convert(b, FLOAT32))
     return out if wide else convert(out, a.dtype)
+
+
+def native(dtype_name: str) -> tuple[bool, str]:
+    """``(yes, why)``: whether ``dtype_name`` (``"bfloat16"``, ``"float16"``) products go to
+    MKL's native product: where the CPU has the instructions (``_mkl.accelerated``) and,
+    unless ``DPARRAY_BLAS=mkl``, MKL's product beat the float32 product of converted operands
+    in a race on this CPU (``_blas_race.race_low_precision``, once per process and type)."""
+    fast, why = _mkl.accelerated(dtype_name)
+    if not fast or _mkl.blas_choice() == "mkl":
+        return fast, why
+    with _races_lock:
+        if (dtype_name, why) not in _races:
+            _races[dtype_name, why] = _raced(dtype_name, why)
+    return _races[dtype_name, why]
+
+
+_races: dict[tuple[str, str], tuple[bool, str]] = {}
+_races_lock = threading.Lock()
+
+
+def _raced(dtype_name: str, why: str) -> tuple[bool, str]:
+    dtype = next(d for d in LOW if d.name == dtype_name)
+    native_seconds, float32_seconds = _blas_race.race_low_precision(
+        _mkl.low_precision_gemm, lambda a, b: _mkl.matmul(convert(a, FLOAT32),
+                                                          convert(b, FLOAT32)), dtype)
+    speed = float32_seconds / native_seconds
+    if speed < 1.0:
+        return False, (f"{why}, but its {dtype_name} product ran at {speed:.2f}x the float32 "
+                       f"product's speed on this CPU, measured")
+    return True, f"{why}; {speed:.2f}x the float32 product's speed on this CPU, measured"
 
 
 def convert(x: Any, dtype: Any) -> Any:

@@ -35,10 +35,12 @@ and ``cblas_gemm_f16f16f32``: low-precision operands, float32 accumulation and o
 pay only where the CPU multiplies those types natively -- Intel AMX (``amx_bf16``,
 ``amx_fp16``) or the AVX-512 extensions (``avx512_bf16``, ``avx512_fp16``), as
 ``/proc/cpuinfo`` lists them; there MKL's bfloat16 product of 2048^3 ran 4.4-4.7x its float32
-one. Elsewhere MKL converts the operands itself, no faster than ``sgemm`` (0.67-1.02x on an
-AVX2 CPU), so ``accelerated`` says no and the NumPy kernel converts them once and calls the
-float32 product (``_low_precision``). ``MKL_ENABLE_INSTRUCTIONS`` set to a level below the one
-that brings those instructions turns them off for MKL, and so here too.
+one on an Intel CPU with AMX, but 0.76x OpenBLAS's float32 one on an AMD CPU with AVX512-BF16,
+so ``accelerated`` says only whether the CPU has them and ``_low_precision.native`` races the
+two where it does. Elsewhere MKL converts the operands itself, no faster than ``sgemm``
+(0.67-1.02x on an AVX2 CPU), so ``accelerated`` says no and the NumPy kernel converts them
+once and calls the float32 product (``_low_precision``). ``MKL_ENABLE_INSTRUCTIONS`` set to a
+level below the one that brings those instructions turns them off for MKL, and so here too.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def _choose() -> tuple[bool, str]:
     library, why = status()
     if library is None:
         return False, why
-    if _chosen() == "mkl":
+    if blas_choice() == "mkl":
         return True, f"{why}; {CHOICE_VARIABLE}=mkl"
     wait_for_warm_up()  # Numba's start-up on a thread of its own would take a core from either
     mkl_seconds, openblas_seconds = _blas_race.race(lambda a, b: _gemm(library, a, b),
@@ -125,7 +127,7 @@ def _choose() -> tuple[bool, str]:
     return _blas_race.verdict(mkl_seconds, openblas_seconds, why)
 
 
-def _chosen() -> str:
+def blas_choice() -> str:
     """``DPARRAY_BLAS``, lower-cased: ``"mkl"``, ``"openblas"`` or ``""`` (race)."""
     value = os.environ.get(CHOICE_VARIABLE, "").strip().lower()
     if value and value not in CHOICES:
@@ -135,7 +137,7 @@ def _chosen() -> str:
 
 
 def _load() -> tuple[Any, str]:
-    if _chosen() == "openblas":
+    if blas_choice() == "openblas":
         return None, f"OpenBLAS (NumPy's; {CHOICE_VARIABLE}=openblas)"
     if os.environ.get("MKL_INTERFACE_LAYER", "").strip().upper().startswith("ILP64"):
         return None, "OpenBLAS (NumPy's; MKL_INTERFACE_LAYER asks for 64-bit integers)"

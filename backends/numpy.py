@@ -26,8 +26,8 @@ from dparray.kernels import ENABLED_BY_ENVIRONMENT
 from dparray.kernels import ENV_VAR as KERNELS_VARIABLE
 
 from ._host_random import HostRandom
+from ._low_precision import native as _native_low_precision
 from ._malloc_setup import keep_freed_memory
-from ._mkl import accelerated as _mkl_accelerated
 from ._mkl import makes_products as _mkl_makes_products
 from ._mkl import status as _mkl_status
 from ._mkl import worker_threads as mkl_worker_threads
@@ -171,7 +171,7 @@ def _products_status() -> str:
 def _low_precision_status(name: str) -> str:
     """Whether ``name`` products run natively here (MKL on AMX or AVX-512's extensions), or
     on float32 copies of the operands."""
-    fast, why = _mkl_accelerated(name) if ENABLED_BY_ENVIRONMENT else (
+    fast, why = _native_low_precision(name) if ENABLED_BY_ENVIRONMENT else (
         False, f"{KERNELS_VARIABLE}=reference")
     if fast:
         return f"accelerated ({why})"

@@ -13,7 +13,7 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
-from dparray.backends import _low_precision, _mkl
+from dparray.backends import _blas_race, _low_precision, _mkl
 
 import dparray as dp
 from dparray import kernels
@@ -120,14 +120,14 @@ def path(request, monkeypatch):
         if not HAS_MKL:
             pytest.skip("the mkl wheels are for x86-64 Linux only")
         assert _mkl.status()[0] is not None, _mkl.status()[1]
-        monkeypatch.setattr(_mkl, "accelerated", lambda name: (True, "forced by the test"))
+        monkeypatch.setattr(_low_precision, "native", lambda name: (True, "forced by the test"))
         monkeypatch.setattr(_mkl, "SMALLEST", 0)
         monkeypatch.setattr(_mkl, "BATCH_SMALLEST", 0)
         original = _mkl._low_gemm
         monkeypatch.setattr(_mkl, "_low_gemm",
                             lambda *args: calls.append("low") or original(*args))
     else:
-        monkeypatch.setattr(_mkl, "accelerated", lambda name: (False, "forced by the test"))
+        monkeypatch.setattr(_low_precision, "native", lambda name: (False, "forced by the test"))
     return request.param, calls
 
 
@@ -244,7 +244,7 @@ def test_the_kernel_tables_hold_the_low_precision_entries():
 def test_dparray_info_says_whether_low_precision_products_are_accelerated():
     facts = dp.backend.describe(dp.get_backend("numpy"))
     for name in ("bfloat16", "float16"):
-        fast, why = _mkl.accelerated(name)
+        fast, why = _low_precision.native(name)
         line = facts[f"{name} products"]
         assert line.startswith("accelerated" if fast else "not accelerated") and why in line
 
@@ -262,6 +262,56 @@ def test_acceleration_follows_the_cpu_flags_and_mkls_instruction_limit(monkeypat
     monkeypatch.setattr(_mkl, "cpu_flags", lambda: frozenset({"avx2"}))
     monkeypatch.delenv("MKL_ENABLE_INSTRUCTIONS")
     assert _mkl.accelerated("bfloat16") == (False, "the CPU has no AMX or AVX512-BF16")
+
+
+def test_where_the_cpu_has_the_instructions_a_race_decides(monkeypatch):
+    monkeypatch.setattr(_low_precision, "_races", {})
+    monkeypatch.delenv("DPARRAY_BLAS", raising=False)
+    monkeypatch.setattr(_mkl, "accelerated", lambda name: (True, "MKL on AMX"))
+    timings = {"slower": (2.0, 1.0), "faster": (1.0, 2.5)}
+    for verdict, (native_seconds, float32_seconds) in timings.items():
+        monkeypatch.setattr(_blas_race, "race_low_precision",
+                            lambda native, float32, dtype, t=(native_seconds, float32_seconds): t)
+        monkeypatch.setattr(_low_precision, "_races", {})
+        fast, why = _low_precision.native("bfloat16")
+        if verdict == "slower":
+            assert (fast, why) == (False, "MKL on AMX, but its bfloat16 product ran at 0.50x "
+                                          "the float32 product's speed on this CPU, measured")
+        else:
+            assert (fast, why) == (True, "MKL on AMX; 2.50x the float32 product's speed on "
+                                         "this CPU, measured")
+
+
+def test_no_race_without_the_instructions_or_with_mkl_chosen(monkeypatch):
+    def no_race(*args):
+        raise AssertionError("raced")
+
+    monkeypatch.setattr(_blas_race, "race_low_precision", no_race)
+    monkeypatch.setattr(_low_precision, "_races", {})
+    monkeypatch.setattr(_mkl, "accelerated", lambda name: (False, "the CPU has no AMX"))
+    assert _low_precision.native("float16") == (False, "the CPU has no AMX")
+    monkeypatch.setattr(_mkl, "accelerated", lambda name: (True, "MKL on AMX"))
+    monkeypatch.setenv("DPARRAY_BLAS", "mkl")
+    assert _low_precision.native("bfloat16") == (True, "MKL on AMX")
+
+
+def test_the_low_precision_race_times_both_products_on_its_shape():
+    seen = []
+
+    def product(name):
+        def multiply(a, b):
+            seen.append((name, a.shape, b.shape, a.dtype))
+            return np.zeros((a.shape[0], b.shape[1]), np.float32)
+        return multiply
+
+    dtype = LOW["bfloat16"]
+    native_seconds, float32_seconds = _blas_race.race_low_precision(
+        product("native"), product("float32"), dtype)
+    assert 0 < native_seconds < float("inf") and 0 < float32_seconds < float("inf")
+    m, k, n = _blas_race.LOW_PRECISION_SHAPE
+    rounds = 1 + _blas_race.ROUNDS
+    assert sorted(seen) == sorted([("native", (m, k), (k, n), dtype)] * rounds
+                                  + [("float32", (m, k), (k, n), dtype)] * rounds)
 
 
 @pytest.mark.parametrize("name", ["bfloat16", "float16"])
