@@ -7,7 +7,7 @@ OpenBLAS made every one faster, by 8-50% (``python bench/compare_blas.py``: the 
 ResNet-18 W8 1.08x, the MNIST CNN W11 1.23x, the VAE W12 1.50x, the MLP W1 1.20x), its
 float32 product of a convolution's shape (64 x 288 times 288 x 36864) taking 8.7 ms to MKL's
 12.8. So the first product that MKL could make races the two libraries on two products of a
-training step's shapes (``SHAPES``: a convolution's and a linear layer's, about 25 ms in all),
+training step's shapes (``SHAPES``: a convolution's and a linear layer's, 40-60 ms in all),
 and MKL keeps the products unless OpenBLAS was faster by more than ``MARGIN``: where they are
 close MKL stays, since on a loaded machine its threads sleep where OpenBLAS's spin. The race
 waits for Numba's start-up thread (``_numba_setup.warm_up_in_background``) to finish: while it
