@@ -63,12 +63,15 @@ def native(dtype_name: str) -> tuple[bool, str]:
     unless ``DPARRAY_BLAS=mkl``, MKL's product beat the float32 product of converted operands
     in a race on this CPU (``_blas_race.race_low_precision``, once per process and type)."""
     fast, why = _mkl.accelerated(dtype_name)
-    if not fast or _mkl.blas_choice() == "mkl":
+    if not fast:
         return fast, why
-    with _races_lock:
-        if (dtype_name, why) not in _races:
-            _races[dtype_name, why] = _raced(dtype_name, why)
-    return _races[dtype_name, why]
+    verdict = _races.get((dtype_name, why))  # asked before every product: no lock once known
+    if verdict is None:
+        with _races_lock:
+            verdict = _races.get((dtype_name, why))
+            if verdict is None:
+                verdict = _races[dtype_name, why] = _raced(dtype_name, why)
+    return verdict
 
 
 _races: dict[tuple[str, str], tuple[bool, str]] = {}
@@ -76,6 +79,8 @@ _races_lock = threading.Lock()
 
 
 def _raced(dtype_name: str, why: str) -> tuple[bool, str]:
+    if _mkl.blas_choice() == "mkl":
+        return True, why
     dtype = next(d for d in LOW if d.name == dtype_name)
     native_seconds, float32_seconds = _blas_race.race_low_precision(
         _mkl.low_precision_gemm, lambda a, b: _mkl.matmul(convert(a, FLOAT32),

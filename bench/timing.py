@@ -25,10 +25,10 @@ WARMUP = 3
 # The pause before a timed step outlasts the spin of the other library's idle threads: OpenBLAS's
 # helpers spin for 2**20 cycles (under a millisecond) where dparray loaded before NumPy and set
 # it, else for OpenBLAS's own 2**28 (about 0.1 s); GNU OpenMP's threads sleep at once in dparray
-# (OMP_WAIT_POLICY=PASSIVE) and spin for about a millisecond in PyTorch's process. No longer:
-# after 0.15 s idle, both cores' first steps ran 2-4x slower (the VAE, W12: 20-29 ms, then 5-7,
-# on a 2-core virtual machine), which a training loop never sees and one lead-in step did not
-# hide.
+# (OMP_WAIT_POLICY=PASSIVE) and spin for about a millisecond in PyTorch's process. It is no
+# longer than that: after 0.15 s idle, both cores' first steps ran 2-4x slower (the VAE, W12:
+# 20-29 ms, then 5-7, on a 2-core virtual machine), which a training loop never sees and one
+# lead-in step did not hide.
 DEFAULT_COOLDOWN = 0.02 if _openblas_setup.set_here else 0.15
 
 

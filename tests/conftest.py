@@ -49,7 +49,7 @@ def pytest_generate_tests(metafunc):
     if metafunc.config.getoption("omit_absent_backends"):
         backends = [name for name in BACKENDS if name in _available_backends()]
     if takes == {"backend", "kernels"}:
-        pairs = [_on(name, name, mode) for name in backends for mode in _kernel_modes(name)]
+        pairs = [_on(name, name, mode) for name in backends for mode in kernel_modes(name)]
         metafunc.parametrize(("backend", "kernels"), pairs, indirect=True)
     elif takes == {"backend"}:
         metafunc.parametrize("backend", [_on(name, name) for name in backends], indirect=True)
@@ -72,7 +72,7 @@ def _argnames(mark) -> list[str]:
 
 
 @functools.cache
-def _kernel_modes(name: str) -> list[str]:
+def kernel_modes(name: str) -> list[str]:
     """Both modes where ``name`` has a kernel table, or may have one (a backend this machine
     cannot run, whose tests skip); ``reference`` alone where it has none."""
     try:

@@ -13,24 +13,18 @@ arrays cost about four times NumPy's per operation, so this halves the time of t
 
 from __future__ import annotations
 
-import functools
+from conftest import kernel_modes
 
 import dparray as dp
-from dparray.backend import kernels as kernel_table
 from dparray.testing import directional_gradcheck, gradcheck
 
 DIRECTIONS = 3
 
 
-@functools.cache
-def _has_kernel_table(backend_name: str) -> bool:
-    return bool(kernel_table(dp.get_backend(backend_name)))
-
-
 def element_by_element(backend: dp.Backend) -> bool:
     """Whether tests on ``backend`` check derivatives element by element (it has kernels of its
     own) or along random directions (it runs the references that NumPy's runs check)."""
-    return _has_kernel_table(backend.name)
+    return "kernels" in kernel_modes(backend.name)
 
 
 def check_gradients(function, inputs, **tolerances) -> None:
