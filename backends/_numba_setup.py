@@ -115,6 +115,32 @@ def launch(loop: Callable[..., Any], size: int, *args: Any) -> Any:
     return serial(loop)(*args)
 
 
+def sized(loop: Callable[..., Any]) -> Callable[..., Any]:
+    """``loop`` launched as its first argument's size is worth (``launch``)."""
+    def call(*args: Any) -> Any:
+        return launch(loop, args[0].size, *args)
+
+    return call
+
+
+class SizedLoops:
+    """The compiled loops of ``_numba_loops`` as attributes, each ``sized``."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        from . import _numba_loops
+
+        call = sized(getattr(_numba_loops, name))
+        setattr(self, name, call)  # made once per loop
+        return call
+
+
+@functools.cache
+def loops() -> SizedLoops:
+    """The one ``SizedLoops``; importing ``_numba_loops`` (compiling or loading its cache)
+    waits for the first loop asked for."""
+    return SizedLoops()
+
+
 def serial(loop: Any) -> Any:
     """The Numba-compiled ``loop`` compiled again without ``parallel`` (its ``prange`` a plain
     ``range``), with its other options; made once per loop, even when several threads ask at

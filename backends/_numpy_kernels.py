@@ -20,13 +20,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from dparray._system import available_cores
 from dparray.ops import attention as _attention
 from dparray.ops import cross_entropy as _ce
 from dparray.ops import embedding as _embedding
 from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
-from dparray.ops import recurrent as _recurrent
 from dparray.ops.conv import Conv1d, Conv2d
 from dparray.ops.elementwise import Gelu, Relu
 from dparray.ops.reduce import LogSoftmax, Softmax
@@ -37,7 +35,9 @@ from ._fallback import Fallback, LastAxisFallback, floating
 from ._low_precision import table as low_precision_table
 from ._mkl import matmul
 from ._mkl import status as mkl_status
-from ._numba_setup import launch, serial
+from ._numba_setup import loops as _loops
+from ._numba_setup import serial, sized
+from ._recurrence_kernels import GRUSequenceKernel, LSTMSequenceKernel, RNNSequenceKernel
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
@@ -354,161 +354,6 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         return out, None, None
 
 
-class _RecurrenceKernel(Fallback, _recurrent.RecurrentSequence):
-    """The loop of ``dparray.ops.recurrent.RecurrentSequence`` with each step's cell in one
-    compiled pass each way (a subclass's ``buffers``, ``step_forward`` and ``step_backward``),
-    the hidden products in preallocated buffers on one BLAS thread, and the hidden states kept
-    from forward.
-
-    One BLAS thread (the backend's budget for as many workers as there are cores, unless a
-    DataParallel region's already holds): OpenBLAS splits even these small products over its
-    threads, which must all be scheduled for each of them -- on a busy machine 10-50x slower
-    at the tail than one thread, for no gain on a quiet one (20 x 200 by 200 x 800: 160 us
-    either way)."""
-
-    state_count: int
-    hidden_gradient_differs = False  # whether d(hidden projection) != d(input projection)
-
-    def buffers(self, length: int, batch: int, hidden: int, dtype: Any) -> tuple[Any, ...]:
-        """What forward keeps of every step for backward, beyond the output."""
-        return ()
-
-    def step_forward(self, t: int, projected: Any, hidden: Any, state: list[Any],
-                     buffers: tuple[Any, ...], h_out: Any) -> list[Any]:
-        """Step ``t``'s cell: ``h_out`` and ``buffers[...][t]`` written; the new state."""
-        raise NotImplementedError
-
-    def step_backward(self, t: int, back: int | None, grad: Any, dh: Any, carried: list[Any],
-                      saved: tuple[Any, ...], d_projected: Any, d_hidden: Any,
-                      direct: Any) -> None:
-        """Step ``t``'s gradients into ``d_projected`` (and ``d_hidden``, ``direct``), the
-        carried states' gradients updated in place; ``back`` is the step before, None for the
-        first. ``saved``: the output, the buffers and the initial states."""
-        raise NotImplementedError
-
-    def forward(self, projected: Any, weight_hh: Any, bias_hh: Any, *initial: Any) -> Any:
-        if (not floating(projected, weight_hh, bias_hh, *initial) or projected.ndim != 3
-                or any(s.ndim != 2 for s in initial)):
-            return self.reference_forward(projected, weight_hh, bias_hh, *initial)
-        length, batch, width = projected.shape
-        hidden = weight_hh.shape[1]
-        dtype = projected.dtype
-        projected = np.ascontiguousarray(projected)
-        out = np.empty((length + self.state_count - 1, batch, hidden), dtype)
-        buffers = self.buffers(length, batch, hidden, dtype)
-        product = np.empty((batch, width), dtype)
-        recurrent = weight_hh.T
-        starts = [np.ascontiguousarray(s) for s in initial]
-        state = starts
-        with self.backend.parallel_region(available_cores()):
-            for t in self.steps(length):
-                np.matmul(state[0], recurrent, out=product)
-                if bias_hh is not None:
-                    product += bias_hh
-                state = self.step_forward(t, projected[t], product, state, buffers, out[t])
-        for i, carried in enumerate(state[1:]):
-            out[length + i] = carried
-        self.save(out, buffers, weight_hh, bias_hh, *starts)
-        return out
-
-    def backward(self, grad: Any) -> tuple[Any, ...]:
-        if self.fallback:
-            return self.reference_backward(grad)
-        out, buffers, weight_hh, bias_hh, *initial = self.saved
-        length = out.shape[0] - self.state_count + 1
-        batch, hidden = initial[0].shape
-        dtype = out.dtype
-        grad = np.ascontiguousarray(grad, dtype=dtype)
-        dh = np.zeros((batch, hidden), dtype)
-        carried = [grad[length + i].copy() for i in range(self.state_count - 1)]
-        d_projected = np.empty((length, batch, weight_hh.shape[0]), dtype)
-        differs = self.hidden_gradient_differs
-        d_hidden = np.empty_like(d_projected) if differs else d_projected
-        direct = np.empty((batch, hidden), dtype) if differs else None
-        order = list(self.steps(length))
-        saved = (out, *buffers, *initial)
-        with self.backend.parallel_region(available_cores()):
-            for k in range(length - 1, -1, -1):
-                t = order[k]
-                self.step_backward(t, order[k - 1] if k else None, grad[t], dh, carried, saved,
-                                   d_projected[t], d_hidden[t], direct)
-                np.matmul(d_hidden[t], weight_hh, out=dh)
-                if direct is not None:
-                    dh += direct
-        rows = length * batch
-        flat_hidden = d_hidden.reshape(rows, d_hidden.shape[-1])  # (-1 fails on an empty batch)
-        grad_weight = grad_bias = None
-        if self.needs_grad(1):
-            start = initial[0][np.newaxis]
-            previous = np.concatenate([out[1:length], start] if self.reverse else
-                                      [start, out[:length - 1]])
-            grad_weight = matmul(flat_hidden.T, previous.reshape(rows, hidden))
-        if bias_hh is not None and self.needs_grad(2):
-            grad_bias = flat_hidden.sum(axis=0)
-        return (d_projected, grad_weight, grad_bias, dh, *carried)
-
-
-class LSTMSequenceKernel(_RecurrenceKernel, _recurrent.LSTMSequence):
-    """LSTM's cell compiled (``lstm_cell_forward``, ``lstm_cell_backward``); keeps its gates
-    and cell states."""
-
-    def buffers(self, length: int, batch: int, hidden: int, dtype: Any) -> tuple[Any, ...]:
-        return (np.empty((length, batch, 4 * hidden), dtype),
-                np.empty((length, batch, hidden), dtype))
-
-    def step_forward(self, t: int, projected: Any, hidden: Any, state: list[Any],
-                     buffers: tuple[Any, ...], h_out: Any) -> list[Any]:
-        gates, cells = buffers
-        _loops().lstm_cell_forward(projected, hidden, state[1], gates[t], cells[t], h_out)
-        return [h_out, cells[t]]
-
-    def step_backward(self, t: int, back: int | None, grad: Any, dh: Any, carried: list[Any],
-                      saved: tuple[Any, ...], d_projected: Any, d_hidden: Any,
-                      direct: Any) -> None:
-        _, gates, cells, _, c0 = saved
-        c_prev = c0 if back is None else cells[back]
-        _loops().lstm_cell_backward(grad, dh, carried[0], gates[t], cells[t], c_prev,
-                                    d_projected)
-
-
-class GRUSequenceKernel(_RecurrenceKernel, _recurrent.GRUSequence):
-    """GRU's cell compiled (``gru_cell_forward``, ``gru_cell_backward``); keeps ``r, z, n``
-    and the new gate's hidden projection."""
-
-    hidden_gradient_differs = True
-
-    def buffers(self, length: int, batch: int, hidden: int, dtype: Any) -> tuple[Any, ...]:
-        return (np.empty((length, batch, 4 * hidden), dtype),)
-
-    def step_forward(self, t: int, projected: Any, hidden: Any, state: list[Any],
-                     buffers: tuple[Any, ...], h_out: Any) -> list[Any]:
-        _loops().gru_cell_forward(projected, hidden, state[0], buffers[0][t], h_out)
-        return [h_out]
-
-    def step_backward(self, t: int, back: int | None, grad: Any, dh: Any, carried: list[Any],
-                      saved: tuple[Any, ...], d_projected: Any, d_hidden: Any,
-                      direct: Any) -> None:
-        out, cache, h0 = saved
-        h_prev = h0 if back is None else out[back]
-        _loops().gru_cell_backward(grad, dh, cache[t], h_prev, d_projected, d_hidden, direct)
-
-
-class RNNSequenceKernel(_RecurrenceKernel, _recurrent.RNNSequence):
-    """The Elman cell compiled (``rnn_cell_forward``, ``rnn_cell_backward``); its derivative
-    from the output alone."""
-
-    def step_forward(self, t: int, projected: Any, hidden: Any, state: list[Any],
-                     buffers: tuple[Any, ...], h_out: Any) -> list[Any]:
-        _loops().rnn_cell_forward(projected, hidden, self.nonlinearity == "relu", h_out)
-        return [h_out]
-
-    def step_backward(self, t: int, back: int | None, grad: Any, dh: Any, carried: list[Any],
-                      saved: tuple[Any, ...], d_projected: Any, d_hidden: Any,
-                      direct: Any) -> None:
-        _loops().rnn_cell_backward(grad, dh, saved[0][t], self.nonlinearity == "relu",
-                                   d_projected)
-
-
 class NLLKernel(Fallback, _ce.NLL):
     """The negative log-likelihood's gradient as zeros and one value per row, at its target
     (the reference compares every class with the target to place it: a one-hot mask of the
@@ -774,19 +619,6 @@ def adadelta_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[
     return out.reshape(param.shape)
 
 
-class _SizedLoops:
-    """The compiled loops, each launched on as many threads as its size is worth
-    (``_numba_setup.launch``: the size is that of the loop's first argument)."""
-
-    def __init__(self, loops: Any) -> None:
-        self._loops = loops
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        call = _sized(getattr(self._loops, name))
-        setattr(self, name, call)  # made once per loop
-        return call
-
-
 class PoolingLoops(NamedTuple):
     """The compiled pooling loops of one window size."""
 
@@ -801,21 +633,7 @@ def _pooling(kernel: tuple[int, int]) -> PoolingLoops:
     """The pooling loops for one window size, each launched as its size is worth."""
     from . import _numba_loops
 
-    return PoolingLoops(*(_sized(loop) for loop in _numba_loops.pooling_loops(*kernel)))
-
-
-def _sized(loop: Callable[..., Any]) -> Callable[..., Any]:
-    def call(*args: Any) -> Any:
-        return launch(loop, args[0].size, *args)
-
-    return call
-
-
-@functools.cache
-def _loops() -> Any:
-    from . import _numba_loops
-
-    return _SizedLoops(_numba_loops)
+    return PoolingLoops(*(sized(loop) for loop in _numba_loops.pooling_loops(*kernel)))
 
 
 def table() -> dict[str, Any]:
