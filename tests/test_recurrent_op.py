@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import to_tensor
+from dparray.backends import _numpy_kernels
 from gradient_checks import check_gradients
 from parallel_parity import assert_data_parallel_matches
 
 import dparray as dp
 from dparray import nn, ops
-from dparray.nn import functional as F
-from dparray.backends import _numpy_kernels
 from dparray.kernels import kernels_enabled, reference_only
+from dparray.nn import functional as F
 from dparray.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 
 
