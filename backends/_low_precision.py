@@ -32,22 +32,21 @@ from ._numba_setup import usable as numba_usable
 FLOAT32 = np.dtype(np.float32)
 
 
-def _bfloat16() -> Any:
-    try:
-        import ml_dtypes
-    except ImportError:  # pragma: no cover - a dependency
-        return None
-    return np.dtype(ml_dtypes.bfloat16)
+LOW_NAMES = ("bfloat16", "float16")  # by name: ml_dtypes, bfloat16's home, loads only when used
 
 
-BFLOAT16 = _bfloat16()
-LOW = tuple(dtype for dtype in (BFLOAT16, np.dtype(np.float16)) if dtype is not None)
+def _dtype_named(name: str) -> Any:
+    if name == "bfloat16":
+        import ml_dtypes  # a program with bfloat16 arrays has imported it already
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
 
 
 def low_precision_matmul(xp: Any, a: Any, b: Any, wide: bool) -> Any:
     """``upcast_matmul``'s product: MKL's low-precision product where the CPU runs it
     natively, else the float32 product of converted operands."""
-    if a.dtype != b.dtype or a.dtype not in LOW:
+    if a.dtype != b.dtype or a.dtype.name not in LOW_NAMES:
         return upcast_matmul(xp, a, b, wide)
     out = None
     if native(a.dtype.name)[0]:
@@ -81,7 +80,7 @@ _races_lock = threading.Lock()
 def _raced(dtype_name: str, why: str) -> tuple[bool, str]:
     if _mkl.blas_choice() == "mkl":
         return True, why
-    dtype = next(d for d in LOW if d.name == dtype_name)
+    dtype = _dtype_named(dtype_name)
     native_seconds, float32_seconds = _blas_race.race_low_precision(
         _mkl.low_precision_gemm, lambda a, b: _mkl.matmul(convert(a, FLOAT32),
                                                           convert(b, FLOAT32)), dtype)
@@ -97,13 +96,14 @@ def convert(x: Any, dtype: Any) -> Any:
     other cast (and every layout but a contiguous one) by NumPy."""
     if x.dtype == dtype:
         return x
-    pair = (x.dtype, dtype)
-    if BFLOAT16 is None or pair not in ((FLOAT32, BFLOAT16), (BFLOAT16, FLOAT32)) \
+    dtype = np.dtype(dtype)
+    pair = (x.dtype.name, dtype.name)
+    if pair not in (("float32", "bfloat16"), ("bfloat16", "float32")) \
             or not x.flags.c_contiguous or not numba_usable():
         return x.astype(dtype)
     from . import _bfloat16_loops as loops
 
-    if dtype == BFLOAT16:
+    if dtype.name == "bfloat16":
         out = np.empty(x.shape, np.uint16)
         launch(loops.to_bfloat16, x.size, x.reshape(-1).view(np.uint32), out.reshape(-1))
     else:
@@ -127,8 +127,6 @@ class AsTypeKernel(AsType):
 def table() -> dict[str, Any]:
     """The low-precision kernels, by op name: the products always (MKL's or converted), the
     compiled cast where Numba runs."""
-    if BFLOAT16 is None:  # pragma: no cover - ml_dtypes is a dependency
-        return {}
     entries: dict[str, Any] = {"low_precision_matmul": low_precision_matmul}
     if numba_usable():
         entries["astype"] = AsTypeKernel

@@ -13,11 +13,12 @@ import contextlib
 import functools
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from dparray.backend import BackendUnavailableError
 
+from ._ml_dtypes import LazyBfloat16
 from .array_api import ArrayAPIBackend
 
 
@@ -104,16 +105,16 @@ class CuPyBackend(ArrayAPIBackend):
         return self._cupy.asarray(data, dtype=dtype)
 
     @functools.cached_property
-    def extra_dtypes(self) -> dict[str, Any]:
+    def extra_dtypes(self) -> Mapping[str, Any]:
         """``bfloat16`` (``ml_dtypes``' NumPy dtype) where the installed CuPy makes arrays of
-        it; older releases refuse it."""
-        try:
-            import ml_dtypes
+        it (older releases refuse it); imported when first asked for (``_ml_dtypes``)."""
+        return LazyBfloat16(self._bfloat16_native)
 
-            native = self._cupy.empty((1,), dtype=ml_dtypes.bfloat16).dtype
-        except (ImportError, TypeError, ValueError, NotImplementedError):
-            return {}
-        return {"bfloat16": native}
+    def _bfloat16_native(self, bfloat16: Any) -> Any:
+        try:
+            return self._cupy.empty((1,), dtype=bfloat16).dtype
+        except (TypeError, ValueError, NotImplementedError):
+            return None
 
     def to_numpy(self, array: Any) -> Any:
         return self._cupy.asnumpy(array)

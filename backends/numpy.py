@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import array_api_compat.numpy as xp
@@ -31,6 +31,7 @@ from ._malloc_setup import keep_freed_memory
 from ._mkl import makes_products as _mkl_makes_products
 from ._mkl import status as _mkl_status
 from ._mkl import worker_threads as mkl_worker_threads
+from ._ml_dtypes import LazyBfloat16
 from ._numba_setup import status as _numba_status
 from ._numba_setup import warm_up_in_background, worker_threads
 from .array_api import ArrayAPIBackend
@@ -92,13 +93,10 @@ class NumPyBackend(ArrayAPIBackend):
         return table()
 
     @functools.cached_property
-    def extra_dtypes(self) -> dict[str, Any]:
-        """``bfloat16`` from ``ml_dtypes`` (NumPy has none of its own), when it is installed."""
-        try:
-            import ml_dtypes
-        except ImportError:
-            return {}
-        return {"bfloat16": np.dtype(ml_dtypes.bfloat16)}
+    def extra_dtypes(self) -> Mapping[str, Any]:
+        """``bfloat16`` from ``ml_dtypes`` (NumPy has none of its own), when it is installed;
+        imported when first asked for (``_ml_dtypes``)."""
+        return LazyBfloat16(np.dtype)
 
     def describe(self) -> dict[str, str]:
         facts = super().describe()

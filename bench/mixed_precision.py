@@ -31,6 +31,7 @@ import numpy as np
 import dparray as dp
 from dparray import nn, optim
 from dparray.cli.workloads import WORKLOADS, interleaved_medians
+from dparray.dtypes import native_dtype
 from dparray.nn import functional as F
 
 PRECISIONS = ("float32", "bfloat16", "float16")
@@ -55,7 +56,7 @@ def products() -> None:
     rng = np.random.default_rng(0)
     a32 = rng.standard_normal((n, n)).astype(np.float32)
     b32 = rng.standard_normal((n, n)).astype(np.float32)
-    bf16 = _low_precision.BFLOAT16
+    bf16 = native_dtype(dp.get_backend("numpy"), "bfloat16")
     a16, b16 = a32.astype(bf16), b32.astype(bf16)
     runs = {"sgemm (float32)": lambda: _mkl.matmul(a32, b32),
             "dparray's bfloat16 product": lambda: _low_precision.low_precision_matmul(

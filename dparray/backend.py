@@ -135,7 +135,11 @@ class OptionalMembers(Protocol):
       than a context manager because it runs around every op. Default: None (nothing to turn
       off).
     * ``extra_dtypes``: native dtypes, by dparray's name, that the namespace ``xp`` does not
-      name itself (NumPy's ``bfloat16`` comes from ``ml_dtypes``). Default: none.
+      name itself (NumPy's ``bfloat16`` comes from ``ml_dtypes``). Default: none. The mapping
+      may load its library on first access: dparray reads an entry when a program names that
+      dtype, and otherwise only what its ``loaded()`` method returns, if it has one (the
+      entries ready without loading anything; NumPy's imports ml_dtypes, about half a
+      second, only for a program that uses bfloat16).
     """
 
     def parallel_region(self, count: int) -> AbstractContextManager[None]: ...

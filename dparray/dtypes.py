@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from dparray._checks import check_int, check_number, describe
@@ -78,25 +79,75 @@ _tables_lock = threading.Lock()
 
 
 class _Table:
-    """One backend's mapping between dparray dtypes and its native dtype objects."""
+    """One backend's mapping between dparray dtypes and its native dtype objects.
 
-    __slots__ = ("from_native", "low", "to_native")
+    A dtype that the backend's library does not name itself comes from the backend's
+    ``extra_dtypes``, and only when first needed: when a program names it (``native``), or
+    when an array of it turns up (``dtype``: then whatever made the array has loaded it, and
+    the mapping's ``loaded()`` has it). NumPy's bfloat16 is ml_dtypes', whose import costs
+    0.45-0.55 s that a program without bfloat16 need not pay."""
+
+    __slots__ = ("_extra", "_lock", "_missing", "_xp", "floating", "from_native", "low",
+                 "to_native")
 
     def __init__(self, backend: Backend) -> None:
-        xp = backend.xp
+        self._xp = backend.xp
+        self._extra = extra_dtypes(backend)
+        self._lock = threading.Lock()
         self.to_native: dict[DType, Any] = {}
         self.from_native: dict[Any, DType] = {}
-        extra = extra_dtypes(backend)
+        self.low: tuple[Any, ...] = ()  # the natives of LOW_PRECISION, and of every float:
+        self.floating: tuple[Any, ...] = ()  # tuples, whose ``in`` tests identity first
+        self._missing: dict[str, DType] = {}  # not named by xp, not yet taken from _extra
         for dtype in ALL_DTYPES.values():
-            native = getattr(xp, dtype.name, None)
+            native = getattr(self._xp, dtype.name, None)
             if native is None:
-                native = extra.get(dtype.name)
-            if native is None:
-                continue
-            native = xp.empty((0,), dtype=native).dtype  # the object arrays report as .dtype
-            self.to_native[dtype] = native
-            self.from_native[native] = dtype
+                self._missing[dtype.name] = dtype
+            else:
+                self._add(dtype, native)
+        self._take_ready()
+
+    def native(self, dtype: DType) -> Any:
+        """The native dtype of ``dtype``, or None where the backend has none."""
+        native = self.to_native.get(dtype)
+        if native is None and dtype.name in self._missing:
+            with self._lock:
+                if self._missing.pop(dtype.name, None) is not None:  # asked for once
+                    found = self._extra.get(dtype.name)
+                    if found is not None:
+                        self._add(dtype, found)
+            native = self.to_native.get(dtype)
+        return native
+
+    def dtype(self, native: Any) -> DType | None:
+        """The dparray dtype of a native dtype object, or None where dparray has none."""
+        dtype = self.from_native.get(native)
+        if dtype is None and self._missing:
+            with self._lock:
+                self._take_ready()
+            dtype = self.from_native.get(native)
+        return dtype
+
+    def _take_ready(self) -> None:
+        """Add the missing dtypes that the backend's ``extra_dtypes`` has ready."""
+        ready = _ready(self._extra)
+        for name in [name for name in self._missing if name in ready]:
+            self._add(self._missing.pop(name), ready[name])
+
+    def _add(self, dtype: DType, native: Any) -> None:
+        native = self._xp.empty((0,), dtype=native).dtype  # the object arrays report as .dtype
+        self.to_native[dtype] = native
+        self.from_native[native] = dtype
         self.low = tuple(self.to_native[d] for d in LOW_PRECISION if d in self.to_native)
+        self.floating = tuple(n for d, n in self.to_native.items() if d.is_floating)
+
+
+def _ready(extra: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The entries of a backend's ``extra_dtypes`` available without loading anything: its
+    ``loaded()`` where it has one (a mapping that loads a library on first access), else all
+    of it."""
+    loaded = getattr(extra, "loaded", None)
+    return extra if loaded is None else loaded()
 
 
 def _table(backend: Backend) -> _Table:
@@ -118,7 +169,7 @@ def to_dtype(spec: Any, backend: Backend | None = None) -> DType:
         return dtype
     if backend is not None:
         table = _table(backend)
-        dtype = table.from_native.get(spec)
+        dtype = table.dtype(spec)
         if dtype is not None:
             return dtype
         for native, dtype in table.from_native.items():
@@ -135,7 +186,7 @@ def to_dtype(spec: Any, backend: Backend | None = None) -> DType:
 def native_dtype(backend: Backend, dtype: Any) -> Any:
     """The native dtype object of ``backend`` for ``dtype`` (any form ``to_dtype`` takes)."""
     dtype = to_dtype(dtype, backend)
-    native = _table(backend).to_native.get(dtype)
+    native = _table(backend).native(dtype)
     if native is None:
         raise TypeError(f"backend {backend.name!r} does not support dtype {dtype.name}"
                         f"{_WHY_MISSING.get(dtype.name, '')}")
@@ -144,7 +195,18 @@ def native_dtype(backend: Backend, dtype: Any) -> Any:
 
 def supports(backend: Backend, dtype: Any) -> bool:
     """Whether ``backend`` has ``dtype`` (``bfloat16`` and ``float16`` are not everywhere)."""
-    return to_dtype(dtype, backend) in _table(backend).to_native
+    return native_or_none(backend, dtype) is not None
+
+
+def native_or_none(backend: Backend, dtype: Any) -> Any:
+    """``native_dtype``, or None where the backend has no such dtype."""
+    return _table(backend).native(to_dtype(dtype, backend))
+
+
+def floating_natives(backend: Backend) -> tuple[Any, ...]:
+    """The native dtypes of ``backend`` for its floating dtypes (bfloat16 once it is loaded:
+    ``_Table``)."""
+    return _table(backend).floating
 
 
 def low_precision_natives(backend: Backend) -> tuple[Any, ...]:
@@ -167,7 +229,7 @@ def dtype_of(backend: Backend, array: Any) -> DType:
 def from_native(backend: Backend, native: Any) -> DType:
     """The dparray dtype of a native dtype object, as arrays of ``backend`` report it; a
     TypeError naming the dtype when dparray has no such dtype (complex, uint16, strings...)."""
-    dtype = _table(backend).from_native.get(native)
+    dtype = _table(backend).dtype(native)
     if dtype is None:
         name = str(native).rsplit(".", 1)[-1]
         raise TypeError(f"dparray has no dtype {name}; it has {', '.join(ALL_DTYPES)}")

@@ -24,24 +24,7 @@ from dparray.backend import Backend
 
 def is_floating(backend: Backend, array: Any) -> bool:
     """Whether a backend array has a floating dtype."""
-    floating = _floating.get(backend)
-    if floating is None:
-        floating = _floating.setdefault(backend, _floating_natives(backend))
-    # a tuple's ``in`` tests identity first, and dtype objects are shared: no dtype hashing
-    return array.dtype in floating
-
-
-def _floating_natives(backend: Backend) -> tuple[Any, ...]:
-    natives = []
-    for dtype in (_dtypes.float32, _dtypes.float64, _dtypes.float16, _dtypes.bfloat16):
-        try:
-            natives.append(_dtypes.native_dtype(backend, dtype))
-        except TypeError:  # a backend without float16 or bfloat16 (or float64)
-            continue
-    return tuple(natives)
-
-
-_floating: dict[Backend, tuple[Any, ...]] = {}
+    return array.dtype in _dtypes.floating_natives(backend)
 
 
 def is_low_precision(backend: Backend, array: Any) -> bool:

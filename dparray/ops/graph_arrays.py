@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dparray import dtypes as _dtypes
-from dparray.backend import Backend, extra_dtypes
+from dparray.backend import Backend
 from dparray.ops import arithmetic as _arith
 from dparray.ops import compare as _compare
 from dparray.ops import construct as _construct
@@ -304,11 +304,8 @@ class TensorNamespace:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.native = backend.xp
-        extra = extra_dtypes(backend)  # bfloat16 where the backend's library has no name
-        for name in _dtypes.ALL_DTYPES:
+        for name in _dtypes.ALL_DTYPES:  # the rest (NumPy's bfloat16) when first asked for
             native = getattr(self.native, name, None)
-            if native is None:
-                native = extra.get(name)
             if native is not None:
                 setattr(self, name, native)
 
@@ -318,6 +315,11 @@ class TensorNamespace:
     e = math.e
 
     def __getattr__(self, name: str) -> Any:
+        if name in _dtypes.ALL_DTYPES:
+            native = _dtypes.native_or_none(self.backend, name)
+            if native is not None:
+                setattr(self, name, native)
+                return native
         raise AttributeError(
             f"create_graph: dparray's tensor namespace has no {name!r}, which this op's "
             "forward or backward calls; write it with the functions the namespace has, or "

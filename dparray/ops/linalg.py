@@ -51,14 +51,14 @@ class _Product:
     one dtype, the ``"low_precision_matmul"`` one (each resolved per call, so
     ``kernels.reference_only()`` holds)."""
 
-    __slots__ = ("backend", "low", "wide")
+    __slots__ = ("backend", "wide")
 
     def __init__(self, backend: Backend, wide: bool) -> None:
         self.backend, self.wide = backend, wide
-        self.low = low_precision_natives(backend)
 
     def __call__(self, a: Any, b: Any) -> Any:
-        if a.dtype in self.low and a.dtype == b.dtype:
+        # asked each call: bfloat16 joins the natives when first used (dparray.dtypes._Table)
+        if a.dtype in low_precision_natives(self.backend) and a.dtype == b.dtype:
             low = resolve(self.backend, upcast_matmul)
             return low(self.backend.xp, a, b, self.wide)
         return resolve(self.backend, operator_matmul)(a, b)
