@@ -111,11 +111,12 @@ class _Table:
         """The native dtype of ``dtype``, or None where the backend has none."""
         native = self.to_native.get(dtype)
         if native is None and dtype.name in self._missing:
-            with self._lock:
-                if self._missing.pop(dtype.name, None) is not None:  # asked for once
+            with self._lock:  # (another thread may be loading it: the name goes when done)
+                if dtype.name in self._missing:  # asked for once
                     found = self._extra.get(dtype.name)
                     if found is not None:
                         self._add(dtype, found)
+                    del self._missing[dtype.name]
             native = self.to_native.get(dtype)
         return native
 
@@ -132,7 +133,8 @@ class _Table:
         """Add the missing dtypes that the backend's ``extra_dtypes`` has ready."""
         ready = _ready(self._extra)
         for name in [name for name in self._missing if name in ready]:
-            self._add(self._missing.pop(name), ready[name])
+            self._add(self._missing[name], ready[name])
+            del self._missing[name]  # after: a reader that finds it gone finds it added
 
     def _add(self, dtype: DType, native: Any) -> None:
         native = self._xp.empty((0,), dtype=native).dtype  # the object arrays report as .dtype

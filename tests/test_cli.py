@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import subprocess
@@ -18,9 +19,10 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 OUTPUTS = ("digits_cnn.safetensors", "training_curves.png")
 
 
-def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+def _run(*args: str, timeout: int = 300, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dparray", *args], capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=env)
 
 
 def test_demo_trains_saves_and_plots_replacing_links_planted_in_its_output_folder(tmp_path):
@@ -87,6 +89,22 @@ def test_info_reports_backends_and_blas():
     assert re.search(r"cupy\s+(available|unavailable: .+)", result.stdout)
     assert re.search(r"^BLAS: \w+", result.stdout, flags=re.MULTILINE)
     assert re.search(r"CPU cores available: \d+", result.stdout)
+
+
+@pytest.mark.parametrize("coretype", [None, "Haswell"])
+def test_info_says_when_openblas_kernels_were_forced(coretype):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    if coretype is not None:
+        env["OPENBLAS_CORETYPE"] = coretype
+    result = _run("info", env=env)
+    assert result.returncode == 0, result.stderr
+    openblas = [line for line in result.stdout.splitlines() if line.startswith("BLAS: openblas")]
+    assert openblas  # NumPy's wheels bring OpenBLAS
+    forced = f"(chosen by OPENBLAS_CORETYPE={coretype}, not by OpenBLAS's look at the CPU)"
+    for line in openblas:
+        assert (forced in line) is (coretype is not None)
+        if coretype is not None:
+            assert f"kernel {coretype} {forced}" in line
 
 
 def test_bench_prints_the_ratio_table():

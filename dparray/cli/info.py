@@ -1,9 +1,14 @@
 """Print dparray's version, every registered backend (available or why not), the array
 libraries' versions, the BLAS library with its kernel and threads, the CPU cores, and the CUDA
-devices CuPy sees."""
+devices CuPy sees.
+
+An OpenBLAS kernel forced by ``OPENBLAS_CORETYPE`` is marked as such: a setting inherited from
+the environment can hold OpenBLAS to older kernels than the CPU runs (``Haswell``'s AVX2 ones
+on a CPU with AVX-512 ran every product markedly slower), and nothing else says so."""
 
 from __future__ import annotations
 
+import os
 import platform
 
 import dparray as dp
@@ -40,8 +45,14 @@ def _blas() -> list[str]:
             continue
         details = [f"{entry.get('internal_api')} {entry.get('version')}"]
         if entry.get("architecture"):  # MKL does not report one
-            details.append(f"kernel {entry['architecture']}")
+            details.append(f"kernel {entry['architecture']}{_forced(entry)}")
         details.append(f"{entry.get('num_threads')} threads")
         found.append(f"{', '.join(details)} ({entry.get('filepath')})")
     return found or ["none found"]
 
+
+def _forced(entry: dict[str, str]) -> str:
+    chosen = os.environ.get("OPENBLAS_CORETYPE")
+    if entry.get("internal_api") != "openblas" or not chosen:
+        return ""
+    return f" (chosen by OPENBLAS_CORETYPE={chosen}, not by OpenBLAS's look at the CPU)"
