@@ -23,7 +23,7 @@ LEAD_IN = {"W2": 3, "CNN64": 3}
 DEFAULT_LEAD_IN = 1
 WARMUP = 3
 # The pause before a timed step outlasts the spin of the other library's idle threads: OpenBLAS's
-# helpers spin for 2**20 cycles (under a millisecond) where dparray loaded before NumPy and set
+# helpers spin for 2**12 cycles (a microsecond or two) where dparray loaded before NumPy and set
 # it, else for OpenBLAS's own 2**28 (about 0.1 s); GNU OpenMP's threads sleep at once in dparray
 # (OMP_WAIT_POLICY=PASSIVE) and spin for about a millisecond in PyTorch's process. It is no
 # longer than that: after 0.15 s idle, both cores' first steps ran 2-4x slower (the VAE, W12:

@@ -32,7 +32,7 @@ def test_importing_dparray_first_sets_a_short_spin():
     from dparray.backends import _openblas_setup
 
     assert _timeout_seen() == f"{_openblas_setup.SPIN_EXPONENT} True"
-    assert _openblas_setup.SPIN_EXPONENT == "20"
+    assert _openblas_setup.SPIN_EXPONENT == "12"
 
 
 def test_a_numpy_loaded_before_dparray_is_left_as_it_is():
