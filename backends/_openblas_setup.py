@@ -12,9 +12,10 @@ Why so short: with ``2**20`` cycles (a few tenths of a millisecond, the previous
 compiled channel swap launched right after a convolution's product took 415-691 us against
 11-17 us with ``2**4`` to ``2**12``, and the product itself was no faster for the spin (600 us
 either way; 2-core AMD EPYC with AVX-512, OpenBLAS 0.3.31). Over the twelve benchmark
-workloads' steps, ``2**12`` against ``2**20`` (one process per setting, alternated twice):
-ResNet-18 -8 to -16%, the GPT -6 to -12%, the convnet W4 -9 to -16%, the others 0 to -6%, the
-LSTM language model +2 to -6%; ``2**6`` and ``2**16`` did no better. OpenBLAS reads the
+workloads' steps, ``2**12`` against ``2**20`` (one process per setting, alternated twice;
+medians of 8 steps): ResNet-18 -8 and -16%, the GPT -6 and -12%, the convnet W4 -9 and -16%,
+the others between -12% and +3% (the LSTM language model +6 and -2%); ``2**6`` and ``2**16``
+did no better. OpenBLAS reads the
 variable once, as it loads: when NumPy came first, nothing changes; set the variable in the
 environment then. Being an environment variable, it also reaches the processes started
 afterwards.
