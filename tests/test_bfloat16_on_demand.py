@@ -100,3 +100,17 @@ def test_threads_that_ask_for_bfloat16_at_once_all_get_it_and_it_loads_once():
     assert table.dtype(np.dtype(ml_dtypes.bfloat16)) is dp.bfloat16
     bfloat16 = np.dtype(ml_dtypes.bfloat16)
     assert bfloat16 in table.low and bfloat16 in table.floating
+
+
+def test_a_library_that_cannot_make_bfloat16_arrays_has_no_bfloat16():
+    """CuPy releases without bfloat16 refuse the dtype: the mapping is then empty, and asking
+    again does not try again."""
+    from dparray.backends._ml_dtypes import LazyBfloat16
+
+    asked = []
+    refusing = LazyBfloat16(lambda bfloat16: asked.append(bfloat16))  # returns None
+    assert refusing.get("bfloat16") is None and "bfloat16" not in refusing
+    assert len(refusing) == 0 and list(refusing) == [] and dict(refusing.loaded()) == {}
+    assert asked == [ml_dtypes.bfloat16]  # asked once
+    with pytest.raises(KeyError, match="float8"):
+        LazyBfloat16(np.dtype)["float8"]
