@@ -472,17 +472,41 @@ class ConvKernel(Fallback, Conv2d):
             _loops().swap_leading_axes(image_major, None, channel_major)
         rows = channel_major.reshape(g, oc // g, n * oh * ow)
         if self.needs_grad(0):
-            kernel = weight.reshape(g, oc // g, -1)
-            columns = matmul(kernel.transpose(0, 2, 1), rows).reshape(c * windows.count, n,
-                                                                      oh, ow)
-            grad_x = np.zeros((n, c, h, w), grad.dtype)
-            (kh, kw), (sh, sw) = windows.kernel, windows.stride
-            (ph, pw), (dh, dw) = windows.padding, windows.dilation
-            _loops().col2im(np.ascontiguousarray(columns), c, kh, kw, sh, sw, ph, pw, dh, dw,
-                            grad_x)
+            grad_x = _input_gradient(channel_major, weight, g, windows, (n, c, h, w), (oh, ow))
         if self.needs_grad(1):
             grad_weight = _long_product(rows, grouped).reshape(weight.shape)
         return (grad_x, grad_weight, grad_bias) if self.has_bias else (grad_x, grad_weight)
+
+
+def _input_gradient(channel_major: Any, weight: Any, groups: int, windows: Any,
+                    shape: tuple[int, int, int, int], out: tuple[int, int]) -> Any:
+    """A convolution's gradient by its input, ``(N, C, H, W)``, from its output gradient
+    ``(OC, N, OH * OW)``: the columns ``W^T @ dY`` added back into their windows (col2im), a few
+    images at a time, so that each block of columns is read back from the cache it was
+    written to rather than from memory (a 64-image MNIST convolution's columns are 42 MB)."""
+    n, c = shape[:2]
+    oc = channel_major.shape[0]
+    (kh, kw), (sh, sw) = windows.kernel, windows.stride
+    (ph, pw), (dh, dw) = windows.padding, windows.dilation
+    kernel = weight.reshape(groups, oc // groups, -1).transpose(0, 2, 1)
+    rows = c * windows.count
+    grad_x = np.zeros(shape, channel_major.dtype)
+    image_bytes = rows * out[0] * out[1] * channel_major.itemsize
+    step = max(1, COLUMN_BLOCK_BYTES // max(1, image_bytes))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        block = channel_major[:, start:stop].reshape(groups, oc // groups, -1)
+        columns = matmul(kernel, block).reshape(rows, stop - start, *out)
+        _loops().col2im(np.ascontiguousarray(columns), c, kh, kw, sh, sw, ph, pw, dh, dw,
+                        grad_x[start:stop])
+    return grad_x
+
+
+# Each block's columns: a share of the last-level cache. The MNIST CNN's step (W11) took 7.5%
+# less time with 4 or 8 MB than in one block, 3.5% less with 16 MB, 12% more with 1 MB (more,
+# smaller products); ResNet-18's (W8), whose columns are smaller, the same (2-core AMD EPYC,
+# 32 MB L3; blocks of steps alternated in one process).
+COLUMN_BLOCK_BYTES = 4 << 20
 
 
 class Conv1dKernel(Conv1d, ConvKernel):

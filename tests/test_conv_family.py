@@ -171,6 +171,48 @@ def test_one_graph_node_per_call(name, rng):
         assert len(nodes) == 1
 
 
+@pytest.mark.parametrize("options", [{"padding": 1}, {"stride": 2, "padding": 2, "dilation": 2,
+                                                     "groups": 2}], ids=["plain", "strided"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_input_gradient_added_back_image_by_image_is_the_whole_batchs(options, dtype,
+                                                                          monkeypatch, rng):
+    """NumPy's convolution kernel adds the input gradient's columns back a block of images at
+    a time (``COLUMN_BLOCK_BYTES``; these small batches fit one block): one image per block
+    gives the one-block gradient, and the reference's."""
+    from dparray.backends import _numpy_kernels
+
+    assert "conv2d" in _numpy_kernels.table()  # Numba is a dependency
+    x = to_tensor(rng.standard_normal((5, 4, 7, 6)).astype(dtype), requires_grad=True)
+    w = to_tensor(rng.standard_normal((6, 4 // options.get("groups", 1), 3, 3)).astype(dtype))
+    out_weight = None
+
+    def input_gradient():
+        nonlocal out_weight
+        out = F.conv2d(x, w, **options)
+        if out_weight is None:
+            out_weight = to_tensor(rng.standard_normal(out.shape).astype(dtype))
+        return (out * out_weight).sum().backward()[x].numpy()
+
+    products = []
+    counted = _numpy_kernels.matmul
+
+    def counting(*args):
+        products.append(args[1].shape)
+        return counted(*args)
+
+    with dp.kernels.kernels_enabled():
+        whole = input_gradient()
+        monkeypatch.setattr(_numpy_kernels, "COLUMN_BLOCK_BYTES", 1)
+        monkeypatch.setattr(_numpy_kernels, "matmul", counting)
+        blocks = input_gradient()
+    with dp.kernels.reference_only():
+        reference = input_gradient()
+    tight = 1e-13 if dtype == "float64" else 2e-6
+    assert len(products) == 1 + 5  # the forward product, then one per image
+    np.testing.assert_allclose(blocks, whole, rtol=tight, atol=tight)
+    np.testing.assert_allclose(blocks, reference, rtol=tight * 10, atol=tight * 10)
+
+
 @pytest.mark.parametrize("name", ["conv1d", "max_pool1d", "avg_pool1d"])
 def test_one_dimensional_layers_use_the_two_dimensional_kernels(name):
     table = kernel_table(dp.get_backend("numpy"))
