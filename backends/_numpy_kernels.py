@@ -430,8 +430,9 @@ class AvgPoolKernel(Fallback, _pool.AvgPool2d):
 
 
 class ConvKernel(Fallback, Conv2d):
-    """Convolution as one matrix product per group over an im2col built from NumPy's strided
-    window view, ``(C * kh * kw, N * OH * OW)``; col2im compiled."""
+    """Convolution as one matrix product per group over the input's windows (im2col,
+    compiled), ``(C * kh * kw, N * OH * OW)``; its input gradient a block of images at a time
+    (``_input_gradient``, col2im compiled)."""
 
     def forward(self, x: Any, weight: Any, bias: Any = None) -> Any:
         if not floating(x, weight, bias):
