@@ -347,8 +347,9 @@ def interleaved_medians(steps: Mapping[Key, Callable[[], float | None]], rounds:
     that returns a number has timed itself (one run in another process): that is its time.
 
     ``cooldown`` seconds pass before each timed step: after a multi-threaded BLAS call,
-    OpenBLAS's helper threads busy-wait for about 0.1 s (its THREAD_TIMEOUT), taking a core
-    from whatever runs next. A training loop runs one configuration over and over and never
+    OpenBLAS's helper threads busy-wait (its THREAD_TIMEOUT: about 0.1 s by default, a
+    microsecond or two where dparray set it), taking a core from whatever runs next. A
+    training loop runs one configuration over and over and never
     sees this; a round-robin would charge it to the neighbour of every BLAS-threaded step.
 
     ``lead_in`` steps run untimed right before each timed one, so that it runs hot, as steps
