@@ -263,6 +263,30 @@ def relu_backward(grad, x, out):  # pragma: no cover - compiled
         out[i] = grad[i] * (0.0 if x[i] <= 0 else 1.0)
 
 
+# The sigmoid as the reference computes it (``dparray.ops.elementwise.Sigmoid``), given
+# ``e = exp(-|x|)`` from NumPy's SIMD exp; ``one`` is 1 in the arrays' type, so float32 stays
+# float32 arithmetic and the results are the reference's to the bit.
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def sigmoid_of(x, e, one):  # pragma: no cover - compiled
+    """The reference's stable sigmoid of ``x`` given ``e = exp(-|x|)``."""
+    return one / (one + e) if x >= 0 else e / (one + e)
+
+
+@jit
+def sigmoid(x, e, one):  # pragma: no cover - compiled
+    """``sigmoid(x)`` into ``e``, which holds ``exp(-|x|)`` on entry."""
+    for i in prange(x.shape[0]):
+        e[i] = sigmoid_of(x[i], e[i], one)
+
+
+@jit
+def sigmoid_backward(grad, out, one, result):  # pragma: no cover - compiled
+    """``grad * out * (1 - out)`` in the reference's order, from the sigmoid's output."""
+    for i in prange(out.shape[0]):
+        o = out[i]
+        result[i] = grad[i] * o * (one - o)
+
+
 # ----------------------------------------------------------------------- softmax, by rows
 # As the references compute them: shifted = x - max(x) (NumPy's, by the caller, but under a
 # causal mask), then NumPy's exp (by the caller, between the loops), then the row sums.
@@ -649,12 +673,6 @@ def adadelta_update(param, grad, square, accumulated, first, with_decay, decay, 
 # 20 x 200 took 185 us that way, 14 us with NumPy's). What remains is the arithmetic, the
 # reference's in its order and in the arrays' type (``one`` is 1 of that type: a literal 1.0
 # would make float32 arithmetic float64), so the results are the reference's to the bit.
-
-
-@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
-def sigmoid_of(x, e, one):  # pragma: no cover - compiled
-    """The reference's stable sigmoid of ``x`` given ``e = exp(-|x|)``."""
-    return one / (one + e) if x >= 0 else e / (one + e)
 
 
 @jit

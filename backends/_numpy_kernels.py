@@ -26,7 +26,7 @@ from dparray.ops import embedding as _embedding
 from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
 from dparray.ops.conv import Conv1d, Conv2d
-from dparray.ops.elementwise import Gelu, Relu
+from dparray.ops.elementwise import Gelu, Relu, Sigmoid
 from dparray.ops.reduce import LogSoftmax, Softmax
 from dparray.ops.squared_error import SquaredError
 
@@ -38,6 +38,7 @@ from ._mkl import status as mkl_status
 from ._numba_setup import loops as _loops
 from ._numba_setup import serial, sized
 from ._recurrence_kernels import GRUSequenceKernel, LSTMSequenceKernel, RNNSequenceKernel
+from ._recurrence_kernels import exp_of_minus_magnitude
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
@@ -176,6 +177,31 @@ class ReluKernel(Fallback, Relu):
             return self.reference_backward(grad)
         out = np.empty(kept.shape, kept.dtype)
         _loops().relu_backward(grad.ravel(), kept.ravel(), out.reshape(-1))
+        return out
+
+
+class SigmoidKernel(Fallback, Sigmoid):
+    """The sigmoid in two passes, NumPy's SIMD ``exp(-|x|)`` and a compiled one for the rest
+    (the reference takes nine), and its backward in one (the reference's three); the values
+    are the reference's to the bit."""
+
+    def forward(self, x: Any) -> Any:
+        if not floating(x):
+            return self.reference_forward(x)
+        flat = x.ravel()
+        out = exp_of_minus_magnitude(flat, np.empty_like(flat))
+        _loops().sigmoid(flat, out, flat.dtype.type(1))
+        out = out.reshape(x.shape)
+        self.save(out)
+        return out
+
+    def backward(self, grad: Any) -> Any:
+        (kept,) = self.saved
+        if self.fallback or not floating(kept, grad) or grad.shape != kept.shape:
+            return self.reference_backward(grad)
+        out = np.empty(kept.shape, kept.dtype)
+        _loops().sigmoid_backward(grad.ravel(), kept.ravel(), kept.dtype.type(1),
+                                  out.reshape(-1))
         return out
 
 
@@ -677,6 +703,7 @@ def table() -> dict[str, Any]:
         "batch_norm": BatchNormKernel,
         "gelu": GeluKernel,
         "relu": ReluKernel,
+        "sigmoid": SigmoidKernel,
         "mse_loss": SquaredErrorKernel,
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,

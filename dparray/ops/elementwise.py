@@ -111,6 +111,7 @@ class Tanh(Function):
         return grad * (1.0 - out * out)
 
 
+@reference("sigmoid")
 class Sigmoid(Function):
     """``1 / (1 + exp(-x))``, computed without overflow for any ``x``."""
     saved_values = "output"  # only its output, which create_graph reaches through this node
@@ -344,7 +345,7 @@ def tanh(x: Tensor) -> Tensor:
 
 def sigmoid(x: Tensor) -> Tensor:
     """Elementwise logistic function ``1 / (1 + exp(-x))``."""
-    return Sigmoid()(x)
+    return resolve(x.backend, Sigmoid)()(x)
 
 
 def relu(x: Tensor) -> Tensor:
