@@ -37,8 +37,12 @@ from ._mkl import matmul
 from ._mkl import status as mkl_status
 from ._numba_setup import loops as _loops
 from ._numba_setup import serial, sized
-from ._recurrence_kernels import GRUSequenceKernel, LSTMSequenceKernel, RNNSequenceKernel
-from ._recurrence_kernels import exp_of_minus_magnitude
+from ._recurrence_kernels import (
+    GRUSequenceKernel,
+    LSTMSequenceKernel,
+    RNNSequenceKernel,
+    exp_of_minus_magnitude,
+)
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
