@@ -287,6 +287,41 @@ def sigmoid_backward(grad, out, one, result):  # pragma: no cover - compiled
         result[i] = grad[i] * o * (one - o)
 
 
+# ----------------------------------------------------------------------- binary cross-entropy
+# The reference's arithmetic (``dparray.nn.loss.BinaryCrossEntropy``) in the arrays' type, the
+# logarithms being NumPy's, computed by the caller: ``floor``, ``one`` and ``epsilon`` come in
+# that type.
+
+
+@jit
+def outside_unit_interval(x):  # pragma: no cover - compiled
+    """How many of ``x`` are not in ``[0, 1]`` (NaN included)."""
+    count = 0
+    for i in prange(x.shape[0]):
+        v = x[i]
+        if not (v >= 0 and v <= 1):
+            count += 1
+    return count
+
+
+@jit
+def binary_cross_entropy(t, log_x, log_rest, floor, one, out):  # pragma: no cover - compiled
+    """``-(t * max(log x, floor) + (1 - t) * max(log(1 - x), floor))``."""
+    for i in prange(t.shape[0]):
+        a, b, w = log_x[i], log_rest[i], t[i]
+        out[i] = -(w * (a if a > floor else floor) + (one - w) * (b if b > floor else floor))
+
+
+@jit
+def binary_cross_entropy_backward(grad, x, t, one, epsilon,
+                                  out):  # pragma: no cover - compiled
+    """``grad * (x - t) / max(x * (1 - x), epsilon)``."""
+    for i in prange(x.shape[0]):
+        v = x[i]
+        d = v * (one - v)
+        out[i] = grad[i] * (v - t[i]) / (d if d > epsilon else epsilon)
+
+
 # ----------------------------------------------------------------------- softmax, by rows
 # As the references compute them: shifted = x - max(x) (NumPy's, by the caller, but under a
 # causal mask), then NumPy's exp (by the caller, between the loops), then the row sums.

@@ -31,6 +31,7 @@ from dparray.ops.reduce import LogSoftmax, Softmax
 from dparray.ops.squared_error import SquaredError
 
 from . import _update_arguments as update_arguments
+from ._binary_cross_entropy_kernel import BinaryCrossEntropyKernel
 from ._fallback import Fallback, LastAxisFallback, floating
 from ._low_precision import table as low_precision_table
 from ._mkl import matmul
@@ -709,6 +710,7 @@ def table() -> dict[str, Any]:
         "relu": ReluKernel,
         "sigmoid": SigmoidKernel,
         "mse_loss": SquaredErrorKernel,
+        "binary_cross_entropy": BinaryCrossEntropyKernel,
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
         "cross_entropy": CrossEntropyKernel,

@@ -18,7 +18,7 @@ from typing import Any
 from dparray import ops
 from dparray._checks import check_bool, check_choice, check_int, check_number, check_tensor
 from dparray.autograd import Function
-from dparray.kernels import resolve
+from dparray.kernels import reference, resolve
 from dparray.nn.module import Module
 from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes
@@ -212,7 +212,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     check_choice(reduction, "reduction", where, _REDUCTIONS)
     _check_pair(where, input, target)
     weight = _elementwise_weight(where, "weight", weight, input)
-    loss = BinaryCrossEntropy()(input, target)
+    loss = resolve(input.backend, BinaryCrossEntropy)()(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
@@ -383,11 +383,16 @@ def _elementwise_weight(where: str, name: str, weight: Tensor | None,
 
 
 _EPSILON = 1e-12  # PyTorch's guard in cosine_embedding_loss
-_BCE_EPSILON = 9.999999960041972e-13  # binary_cross_entropy's: 1e-12 rounded to float32, as
+BCE_EPSILON = 9.999999960041972e-13  # binary_cross_entropy's: 1e-12 rounded to float32, as
 # PyTorch's kernel holds it, so that the gradient at 0 and 1 is PyTorch's to the last digit
-_LOG_FLOOR = -100.0  # PyTorch clamps binary_cross_entropy's logarithms to this
+LOG_FLOOR = -100.0  # PyTorch clamps binary_cross_entropy's logarithms to this
 
 
+NOT_PROBABILITIES = ("binary_cross_entropy: every input must be a probability in [0, 1] "
+                     "(found a value outside it, or NaN)")
+
+
+@reference("binary_cross_entropy")
 class BinaryCrossEntropy(Function):
     """``-(t * log(x) + (1 - t) * log(1 - x))`` elementwise, each log clamped to >= -100;
     the gradients are PyTorch's: ``(x - t) / max(x * (1 - x), ~1e-12)`` for ``x`` and the
@@ -397,18 +402,17 @@ class BinaryCrossEntropy(Function):
         xp = self.xp
         inside = xp.logical_and(x >= 0.0, x <= 1.0)
         if not bool(xp.all(inside)):  # one look on the host: a clear error beats garbage
-            raise ValueError("binary_cross_entropy: every input must be a probability in "
-                             "[0, 1] (found a value outside it, or NaN)")
+            raise ValueError(NOT_PROBABILITIES)
         self.save(x, t)
         log_x, log_rest = _logs(xp, x)
-        return -(t * xp.maximum(log_x, _LOG_FLOOR) + (1.0 - t) * xp.maximum(log_rest, _LOG_FLOOR))
+        return -(t * xp.maximum(log_x, LOG_FLOOR) + (1.0 - t) * xp.maximum(log_rest, LOG_FLOOR))
 
     def backward(self, grad: Any) -> tuple[Any, Any]:
         xp = self.xp
         x, t = self.saved
         grad_x = grad_t = None
         if self.needs_grad(0):
-            grad_x = grad * (x - t) / xp.maximum(x * (1.0 - x), _BCE_EPSILON)
+            grad_x = grad * (x - t) / xp.maximum(x * (1.0 - x), BCE_EPSILON)
         if self.needs_grad(1):
             log_x, log_rest = _logs(xp, x)
             grad_t = grad * (log_rest - log_x)

@@ -1,0 +1,50 @@
+"""Binary cross-entropy on NumPy: the reference's arithmetic in compiled passes.
+
+The reference (``dparray.nn.loss.BinaryCrossEntropy``) takes about a dozen NumPy passes
+forward (the range check, the two logarithms, the clamps and the weighted sum) and five
+backward. Here the check is one compiled pass, the logarithms are NumPy's own, sliced over
+the cores (``_ufunc_split``: float32 ``log1p`` is libm's, one element at a time, on CPUs
+without AVX-512), and the rest is one compiled pass each way, in the arrays' type: the values
+and the input's gradient are the reference's to the bit. The target's gradient, rarely asked
+for, is the reference's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dparray.nn.loss import BCE_EPSILON, LOG_FLOOR, NOT_PROBABILITIES, BinaryCrossEntropy
+
+from ._fallback import Fallback, floating
+from ._numba_setup import loops as _loops
+from ._ufunc_split import apply
+
+
+class BinaryCrossEntropyKernel(Fallback, BinaryCrossEntropy):
+    """See the module docstring."""
+
+    def forward(self, x: Any, t: Any) -> Any:
+        if not floating(x, t) or x.shape != t.shape:
+            return self.reference_forward(x, t)
+        flat, target = x.ravel(), t.ravel()
+        loops = _loops()
+        if loops.outside_unit_interval(flat):
+            raise ValueError(NOT_PROBABILITIES)
+        self.save(x, t)
+        kind = flat.dtype.type
+        log_rest = apply(np.log1p, np.negative(flat), np.empty_like(flat))
+        out = apply(np.log, flat, np.empty_like(flat))
+        loops.binary_cross_entropy(target, out, log_rest, kind(LOG_FLOOR), kind(1), out)
+        return out.reshape(x.shape)
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        x, t = self.saved
+        if self.fallback or self.needs_grad(1) or not floating(x, grad) or grad.shape != x.shape:
+            return self.reference_backward(grad)
+        kind = x.dtype.type
+        out = np.empty(x.shape, x.dtype)
+        _loops().binary_cross_entropy_backward(grad.ravel(), x.ravel(), t.ravel(), kind(1),
+                                               kind(BCE_EPSILON), out.reshape(-1))
+        return out, None
