@@ -44,6 +44,7 @@ from ._recurrence_kernels import (
     RNNSequenceKernel,
     exp_of_minus_magnitude,
 )
+from ._ufunc_split import apply, exp
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
@@ -130,7 +131,7 @@ class GeluKernel(Fallback, Gelu):
         self.shape = tuple(x.shape)
         if self.approximate == "tanh":
             loops.gelu_tanh_inner(flat, kept)
-            np.tanh(kept, out=kept)
+            apply(np.tanh, kept, kept)
             loops.gelu_tanh_forward(flat, kept, out)
             self.save(flat, kept)
             return out.reshape(self.shape)
@@ -247,7 +248,7 @@ class _LastAxisSoftmax(LastAxisFallback):
         (out,) = self.saved
         g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
         if self.log:
-            result = np.exp(out)  # the probabilities, turned into the gradient in place
+            result = exp(out)  # the probabilities, turned into the gradient in place
             _loops().log_softmax_rows_backward(g, result, result)
         else:
             result = np.empty_like(out)
@@ -261,9 +262,9 @@ def _softmax_rows(rows: Any, log: bool, keep_empty_rows: bool = False) -> Any:
     zeros (attention's safe softmax), not NaN."""
     shifted = _shift_rows(rows, keep_empty_rows)
     if log:
-        _loops().log_normalize_rows(shifted, np.exp(shifted))
+        _loops().log_normalize_rows(shifted, exp(shifted))
         return shifted
-    np.exp(shifted, out=shifted)
+    exp(shifted, out=shifted)
     _loops().normalize_rows(shifted)
     return shifted
 
@@ -308,7 +309,7 @@ class _AttentionSoftmax:
         rows = np.ascontiguousarray(scores).reshape(-1, width)
         shifted = np.empty_like(rows)
         _loops().causal_shift_rows(rows, shifted, length)
-        np.exp(shifted, out=shifted)
+        exp(shifted, out=shifted)
         _loops().normalize_rows(shifted)
         return shifted.reshape(scores.shape)
 
@@ -377,7 +378,7 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         pick_mass = (1.0 - smoothing) * row_weight
         share = grad if self.scale is None else grad * self.scale
         share = np.ascontiguousarray(np.broadcast_to(share * kept, (rows,)), dtype=dtype)
-        out = np.exp(log_probs)  # the probabilities, turned into the gradient in place
+        out = exp(log_probs)  # the probabilities, turned into the gradient in place
         _loops().cross_entropy_rows_backward(
             out, safe, np.ascontiguousarray(coefficient, dtype=dtype),
             np.ascontiguousarray(pick_mass, dtype=dtype),

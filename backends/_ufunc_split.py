@@ -4,7 +4,10 @@ Some of NumPy's float loops are libm's, one element at a time, where no SIMD ver
 for the CPU: float32 ``log1p`` took 18 ns an element on a 2-core AMD EPYC with AVX2 (against
 2 ns for ``log``). NumPy lets go of the GIL inside a ufunc's loop, so slices of one array run
 in parallel on threads, and each element gets the very function, hence the very bits, that
-one call would give it. A kernel calls ``apply`` where the reference calls the ufunc.
+one call would give it. A kernel calls ``apply`` (or ``exp``) where the reference calls the
+ufunc: the exponentials of softmax, log-softmax, cross-entropy and attention, GELU's tanh,
+binary cross-entropy's logarithms. Cross-entropy over 700 x 8500 float32 logits, forward and
+backward, took 29-33 ms instead of 41-50 (AVX2 EPYC, alternated runs of a timing script).
 
 The caller's thread takes the first slice; a small pool, made on first use, takes the rest,
 each slice in a copy of the caller's context, so NumPy's error state (``np.errstate``, which
@@ -22,6 +25,8 @@ import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
+
+import numpy as np
 
 from dparray._system import available_cores
 
@@ -48,6 +53,15 @@ def apply(ufunc: Any, x: Any, out: Any) -> Any:
     ufunc(x[: bounds[1]], out=out[: bounds[1]])
     for job in pending:
         job.result()
+    return out
+
+
+def exp(x: Any, out: Any = None) -> Any:
+    """NumPy's ``exp`` of a C-contiguous array (into ``out``, C-contiguous, or a new array),
+    sliced over the cores."""
+    if out is None:
+        out = np.empty(x.shape, x.dtype)
+    apply(np.exp, x.reshape(-1), out.reshape(-1))
     return out
 
 

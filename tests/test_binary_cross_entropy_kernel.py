@@ -1,4 +1,4 @@
-"""Binary cross-entropy's NumPy kernel against its reference, and the sliced ufunc it uses.
+"""Binary cross-entropy's NumPy kernel against its reference.
 
 The kernel keeps the reference's arithmetic, in the arrays' type, and NumPy's own logarithms
 (sliced over the cores, ``backends/_ufunc_split.py``), so values and the input's gradient are
@@ -10,17 +10,11 @@ reference's error before any work.
 
 from __future__ import annotations
 
-import threading
-import warnings
-
 import numpy as np
 import pytest
 from conftest import to_tensor
-from dparray.backends import _ufunc_split
-from dparray.backends._numba_setup import usable, worker_threads
 
 import dparray as dp
-from dparray._system import available_cores
 from dparray.kernels import reference_only
 from dparray.nn import functional as F
 from dparray.testing import gradcheck
@@ -109,48 +103,3 @@ def test_under_data_parallel_the_same_as_unwrapped(workers, rng):
     expected = run(model)
     for got, want in zip(run(dp.DataParallel(model, workers)), expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-
-
-# ----------------------------------------------------------------------------- _ufunc_split
-@pytest.mark.parametrize("ufunc", [np.log1p, np.log, np.exp])
-def test_a_sliced_ufunc_gives_the_whole_calls_bits(ufunc, rng):
-    x = rng.uniform(-1.0, 1.0, _ufunc_split.SPLIT_FROM * 3 + 7).astype(np.float32)
-    with np.errstate(invalid="ignore"):  # log of the negative half: NaN
-        out = _ufunc_split.apply(ufunc, x, np.empty_like(x))
-        np.testing.assert_array_equal(out, ufunc(x))
-
-
-@pytest.mark.skipif(available_cores() < 2, reason="needs two CPU cores")
-def test_slices_run_on_the_pool_and_see_the_callers_error_state():
-    """log1p(-1) is -inf with a divide-by-zero warning: silenced by the caller's errstate in
-    every slice, the pool's included."""
-    threads = set()
-    real = np.log1p
-
-    def spy(x, out):
-        threads.add(threading.current_thread().name)
-        return real(x, out=out)
-
-    x = np.full(_ufunc_split.SPLIT_FROM * 2, -1.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with np.errstate(divide="ignore"):
-            out = _ufunc_split.apply(spy, x, np.empty_like(x))
-    np.testing.assert_array_equal(out, np.full(x.size, -np.inf))
-    assert any(name.startswith("dparray-ufunc") for name in threads)
-
-
-def test_inside_a_data_parallel_worker_or_when_small_the_ufunc_runs_whole():
-    assert usable()  # worker_threads acts once the kernels are in use
-    calls = []
-
-    def counted(x, out):
-        calls.append(x.size)
-        return np.exp(x, out=out)
-
-    big = np.zeros(_ufunc_split.SPLIT_FROM * 2)
-    with worker_threads(2):
-        _ufunc_split.apply(counted, big, np.empty_like(big))
-    small = np.zeros(_ufunc_split.SPLIT_FROM - 1)
-    _ufunc_split.apply(counted, small, np.empty_like(small))
-    assert calls == [big.size, small.size]
