@@ -1,11 +1,11 @@
 """Binary cross-entropy on NumPy: the reference's arithmetic in compiled passes.
 
-The reference (``dparray.nn.loss.BinaryCrossEntropy``) takes about a dozen NumPy passes
-forward (the range check, the two logarithms, the clamps and the weighted sum) and five
-backward. Here the check is one compiled pass, the logarithms are NumPy's own, sliced over
-the cores (``_ufunc_split``: float32 ``log1p`` is libm's, one element at a time, on CPUs
-without AVX-512), and the rest is one compiled pass each way, in the arrays' type: the values
-and the input's gradient are the reference's to the bit. The target's gradient, rarely asked
+The reference (``dparray.ops.binary_cross_entropy``) takes about a dozen NumPy passes forward
+(the range check, the two logarithms, the clamps and the weighted sum) and five backward.
+Here the check is one compiled pass, the logarithms are NumPy's own, sliced over the cores
+(``_core_split``: float32 ``log1p`` is libm's, one element at a time, on CPUs without
+AVX-512), and the rest is one compiled pass each way, in the arrays' type: the values and the
+input's gradient are the reference's to the bit. The target's gradient, rarely asked
 for, is the reference's.
 """
 
@@ -15,11 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from dparray.nn.loss import BCE_EPSILON, LOG_FLOOR, NOT_PROBABILITIES, BinaryCrossEntropy
+from dparray.ops.binary_cross_entropy import (
+    BCE_EPSILON,
+    LOG_FLOOR,
+    NOT_PROBABILITIES,
+    BinaryCrossEntropy,
+)
 
+from ._core_split import apply
 from ._fallback import Fallback, floating
 from ._numba_setup import loops as _loops
-from ._ufunc_split import apply
 
 
 class BinaryCrossEntropyKernel(Fallback, BinaryCrossEntropy):

@@ -60,6 +60,7 @@ import numpy as np
 from dparray._system import core_share
 
 from . import _blas_race
+from ._core_split import stacked_matmul
 from ._numba_setup import wait_for_warm_up
 from ._openmp_setup import sleep_between_loops
 
@@ -188,12 +189,15 @@ def matmul(a: Any, b: Any) -> np.ndarray:
     """``a @ b``, through MKL where it is available, makes this process's products
     (``makes_products``) and the product is one it does better: float32/float64 operands of
     one dtype, 2-D or stacks of the same leading shape, none empty, and at least ``SMALLEST``
-    multiply-adds (below, calling MKL through ``ctypes`` costs more than it saves)."""
+    multiply-adds (below, calling MKL through ``ctypes`` costs more than it saves). A stack
+    of products OpenBLAS makes one thread each is sliced over the cores
+    (``_core_split.stacked_matmul``)."""
     if b.ndim < 2 or a.size * b.shape[-1] < SMALLEST:  # first, as most products are small
         return a @ b  # the operator: a microsecond faster than np.matmul's call
     library = status()[0]
     if library is None or not _suits(a, b) or not (_choice or makes_products())[0]:
-        return a @ b
+        split = stacked_matmul(a, b)  # OpenBLAS's: a stack of small ones over the cores
+        return a @ b if split is None else split
     if a.ndim == 2:
         return _gemm(library, a, b)
     batch = a.shape[:-2]

@@ -288,7 +288,7 @@ def sigmoid_backward(grad, out, one, result):  # pragma: no cover - compiled
 
 
 # ----------------------------------------------------------------------- binary cross-entropy
-# The reference's arithmetic (``dparray.nn.loss.BinaryCrossEntropy``) in the arrays' type, the
+# The reference's arithmetic (``dparray.ops.binary_cross_entropy``) in the arrays' type, the
 # logarithms being NumPy's, computed by the caller: ``floor``, ``one`` and ``epsilon`` come in
 # that type.
 

@@ -32,6 +32,7 @@ from dparray.ops.squared_error import SquaredError
 
 from . import _update_arguments as update_arguments
 from ._binary_cross_entropy_kernel import BinaryCrossEntropyKernel
+from ._core_split import apply, exp
 from ._fallback import Fallback, LastAxisFallback, floating
 from ._low_precision import table as low_precision_table
 from ._mkl import matmul
@@ -44,7 +45,6 @@ from ._recurrence_kernels import (
     RNNSequenceKernel,
     exp_of_minus_magnitude,
 )
-from ._ufunc_split import apply, exp
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):

@@ -25,6 +25,7 @@ from dparray.backend import RandomGenerator
 from dparray.kernels import ENABLED_BY_ENVIRONMENT
 from dparray.kernels import ENV_VAR as KERNELS_VARIABLE
 
+from ._core_split import worker_share
 from ._host_random import HostRandom
 from ._low_precision import native as _native_low_precision
 from ._malloc_setup import keep_freed_memory
@@ -80,9 +81,9 @@ class NumPyBackend(ArrayAPIBackend):
 
     @contextlib.contextmanager
     def worker(self, index: int, count: int) -> Iterator[None]:
-        """Worker ``index``'s compiled kernels, and its MKL products, use its share of the
-        cores (both count threads per calling thread)."""
-        with worker_threads(count), mkl_worker_threads(count):
+        """Worker ``index``'s compiled kernels, its MKL products and its sliced NumPy calls
+        (``_core_split``) use its share of the cores (all count threads per calling thread)."""
+        with worker_threads(count), mkl_worker_threads(count), worker_share(count):
             yield
 
     @functools.cached_property

@@ -1,7 +1,7 @@
 """Binary cross-entropy's NumPy kernel against its reference.
 
 The kernel keeps the reference's arithmetic, in the arrays' type, and NumPy's own logarithms
-(sliced over the cores, ``backends/_ufunc_split.py``), so values and the input's gradient are
+(sliced over the cores, ``backends/_core_split.py``), so values and the input's gradient are
 the reference's to the bit: at 0 and 1 (logarithms clamped to -100), subnormals, values a
 float32 ulp from 1, below and above the serial-loop and slicing thresholds. What it does not
 cover (the target's gradient, mixed dtypes) is the reference's, and bad input raises the
