@@ -411,16 +411,39 @@ def pick_and_spread(log_probs, target, class_weight, picked, spread):  # pragma:
         spread[i] = weighted
 
 
+@jit_sum
+def row_sums_and_logs(exponentials, totals, logs):  # pragma: no cover - compiled
+    """Each row's sum (in float64, as ``log_normalize_rows``) and its logarithm."""
+    rows, width = exponentials.shape
+    for i in prange(rows):
+        total = 0.0
+        for j in range(width):
+            total += exponentials[i, j]
+        totals[i] = total
+        logs[i] = math.log(total)
+
+
 @jit
-def cross_entropy_rows_backward(probabilities, target, coefficient, pick_mass, class_mass,
-                                share, out):  # pragma: no cover - compiled
-    """``probabilities`` is exp(log_probs) (NumPy's exp, by the caller); ``out`` may be it:
-    each entry is read before it is written."""
-    rows, classes = probabilities.shape
+def subtract_rows(x, shift):  # pragma: no cover - compiled
+    """``x[i, j] - shift[i]``, in place (log-softmax from the shifted scores and the logs)."""
+    rows, width = x.shape
+    for i in prange(rows):
+        for j in range(width):
+            x[i, j] = x[i, j] - shift[i]
+
+
+@jit
+def cross_entropy_rows_backward(exponentials, totals, target, coefficient, pick_mass,
+                                class_mass, share, out):  # pragma: no cover - compiled
+    """The gradient from the softmax's numerators and row sums: each probability ``e / total``
+    rounded to the arrays' type, then the reference's arithmetic in that type."""
+    rows, classes = exponentials.shape
     for i in prange(rows):
         s, k = share[i], coefficient[i]
+        inverse = 1.0 / totals[i]
         for j in range(classes):
-            out[i, j] = (probabilities[i, j] * k - class_mass[j]) * s
+            out[i, j] = exponentials[i, j] * inverse  # (the store rounds it)
+            out[i, j] = (out[i, j] * k - class_mass[j]) * s
         out[i, target[i]] -= pick_mass[i] * s
 
 

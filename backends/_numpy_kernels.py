@@ -334,39 +334,49 @@ class AttentionWeightsKernel(_AttentionSoftmax, _attention.AttentionWeights):
 
 
 class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
-    """Cross-entropy of rows: log-softmax, pick and weighted spread in one pass; the closed-form
-    gradient in another."""
+    """Cross-entropy of rows. Forward: the shifted scores, their exponentials (sliced over
+    the cores) and row sums, and the log-probabilities of the targets alone (all of them only
+    with label smoothing); it keeps the exponentials and sums, so backward needs no second
+    exp: the probabilities are ``e / total``, within an ulp or two of the reference's
+    ``exp(log_probs)``. The gradient is one compiled pass."""
 
     def forward(self, logits: Any, target: Any, weight: Any = None) -> Any:
         if not floating(logits, weight) or logits.ndim != 2:
             return self.reference_forward(logits, target, weight)
         safe, kept, row_weight = self.pick_setup(logits, target, weight)
         rows = np.ascontiguousarray(logits)
-        classes = rows.shape[1]
+        count, classes = rows.shape
         class_weight = np.ones(classes, rows.dtype) if weight is None else \
             np.ascontiguousarray(weight)
-        log_probs = _softmax_rows(rows, log=True)
         safe = np.ascontiguousarray(safe, dtype=np.int64)
+        shifted = _shift_rows(rows, keep_empty_rows=False)
         smoothing = self.label_smoothing
+        totals, logs = np.empty(count), np.empty(count)
         if smoothing:
-            picked = np.empty(rows.shape[0], rows.dtype)
-            spread = np.empty(rows.shape[0], rows.dtype)
-            _loops().pick_and_spread(log_probs, safe, class_weight, picked, spread)
+            exponentials = exp(shifted)
+            _loops().row_sums_and_logs(exponentials, totals, logs)
+            _loops().subtract_rows(shifted, logs)  # the log-probabilities, in place
+            picked = np.empty(count, rows.dtype)
+            spread = np.empty(count, rows.dtype)
+            _loops().pick_and_spread(shifted, safe, class_weight, picked, spread)
         else:  # the spread over every class only counts with smoothing: just the picks
-            picked = log_probs[np.arange(rows.shape[0]), safe]
+            picked = shifted[np.arange(count), safe]
+            exponentials = exp(shifted, out=shifted)
+            _loops().row_sums_and_logs(exponentials, totals, logs)
+            picked = (picked - logs).astype(rows.dtype)  # as log_normalize_rows rounds them
         losses = np.where(kept == 0.0, 0.0, -picked * row_weight).astype(rows.dtype)
         if smoothing:
             uniform = -spread * (smoothing / classes)
             losses = losses * (1.0 - smoothing) + np.where(kept == 0.0, 0.0, uniform)
-        self.save(log_probs, safe, kept, row_weight, weight)
+        self.save(exponentials, totals, safe, kept, row_weight, weight)
         return self.reduce(losses, row_weight)
 
     def backward(self, grad: Any) -> tuple[Any, None, None]:
         if self.fallback:
             return self.reference_backward(grad)
-        log_probs, safe, kept, row_weight, weight = self.saved
-        rows, classes = log_probs.shape
-        dtype = log_probs.dtype
+        exponentials, totals, safe, kept, row_weight, weight = self.saved
+        rows, classes = exponentials.shape
+        dtype = exponentials.dtype
         smoothing = self.label_smoothing
         if smoothing:
             total_w = float(classes) if weight is None else float(np.sum(weight))
@@ -378,9 +388,9 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         pick_mass = (1.0 - smoothing) * row_weight
         share = grad if self.scale is None else grad * self.scale
         share = np.ascontiguousarray(np.broadcast_to(share * kept, (rows,)), dtype=dtype)
-        out = exp(log_probs)  # the probabilities, turned into the gradient in place
+        out = np.empty_like(exponentials)  # not in place: retain_graph may run it again
         _loops().cross_entropy_rows_backward(
-            out, safe, np.ascontiguousarray(coefficient, dtype=dtype),
+            exponentials, totals, safe, np.ascontiguousarray(coefficient, dtype=dtype),
             np.ascontiguousarray(pick_mass, dtype=dtype),
             np.ascontiguousarray(class_mass, dtype=dtype), share, out)
         return out, None, None

@@ -1,8 +1,9 @@
-"""Cross-entropy's NumPy kernel (log-softmax and pick in compiled passes, the closed-form
-gradient computed in place over the probabilities) against the reference, to rounding (the
-row sums are added in another order; the gradient's target entry is rounded once more).
-Reductions, class weights, ignored rows, float32
-and float64, one row, no row, one class, a large vocabulary, a non-contiguous input."""
+"""Cross-entropy's NumPy kernel (the shifted scores' exponentials and row sums kept from
+forward, the closed-form gradient from them in one compiled pass) against the reference, to
+rounding (the row sums are added in another order; the probabilities are ``e / total``, not
+``exp(log_probs)``; the gradient's target entry is rounded once more). Reductions, class
+weights, ignored rows, float32 and float64, one row, no row, one class, a large vocabulary, a
+non-contiguous input, a graph run backward twice."""
 
 from __future__ import annotations
 
@@ -62,3 +63,12 @@ def test_a_non_contiguous_input_gives_the_references_result(dtype, rng):
         want = _loss_and_gradient(logits, target, {}, "mean", transposed=True)
     np.testing.assert_allclose(got[0], want[0], rtol=RTOL[dtype], atol=0.0)
     np.testing.assert_allclose(got[1], want[1], rtol=RTOL[dtype], atol=RTOL[dtype])
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_a_retained_graph_gives_the_same_gradient_twice(smoothing, rng):
+    """Backward must not consume what forward kept: retain_graph runs it again."""
+    x = to_tensor(rng.standard_normal((5, 7)).astype(np.float32), requires_grad=True)
+    loss = F.cross_entropy(x, dp.tensor(rng.integers(0, 7, 5)), label_smoothing=smoothing)
+    first = loss.backward(retain_graph=True)[x].numpy().copy()  # (not a view of its array)
+    np.testing.assert_array_equal(loss.backward()[x].numpy(), first)
