@@ -34,7 +34,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -135,8 +135,9 @@ def _run(calls: list[Callable[[], Any]]) -> None:
     try:
         calls[0]()
     finally:
-        for job in pending:
-            job.result()
+        wait(pending)  # all of them, even after an error: none may write on afterwards
+    for job in pending:
+        job.result()  # raises a slice's error
 
 
 def _workers(count: int) -> ThreadPoolExecutor:

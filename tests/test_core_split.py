@@ -9,6 +9,7 @@ DataParallel worker, or for a small array, the call runs whole on the caller's t
 from __future__ import annotations
 
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -157,3 +158,20 @@ def test_the_product_kernel_slices_openblas_stacks(monkeypatch, rng):
     if _mkl.status()[0] is not None:  # the product kernel is in the table with MKL installed
         assert slices
     np.testing.assert_array_equal(out, q @ k)
+
+
+@pytest.mark.skipif(available_cores() < 2, reason="needs two CPU cores")
+def test_an_error_in_a_slice_is_raised_once_every_slice_is_done():
+    finished = []
+
+    def slow_or_failing(x, out):
+        if threading.current_thread() is threading.main_thread():
+            raise ValueError("the first slice failed")
+        time.sleep(0.05)
+        finished.append(x.size)
+        return np.exp(x, out=out)
+
+    x = np.zeros(_core_split.SPLIT_FROM * 2)
+    with pytest.raises(ValueError, match="the first slice failed"):
+        _core_split.apply(slow_or_failing, x, np.empty_like(x))
+    assert finished  # the pool's slice had ended before the error reached the caller
