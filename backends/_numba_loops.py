@@ -558,10 +558,20 @@ def _pooling_loops(kh, kw):
 
 
 # ----------------------------------------------------------------------- convolution
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def window_range(size, out_size, stride, start):  # pragma: no cover - compiled
+    """``(lo, hi)``: the outputs ``o`` whose input ``o * stride + start`` is in ``[0, size)``
+    (they are consecutive), so a loop over them needs no bounds test."""
+    lo = max(0, -(start // stride))  # the ceiling of -start / stride
+    hi = min(out_size, -((start - size) // stride))
+    return lo, max(lo, hi)
+
+
 @jit
 def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover - compiled
     """Every window of ``x`` ``(N, C, H, W)`` into ``out`` ``(C * kh * kw, N, OH, OW)``, zero
-    where a window reaches into the padding: the operand of the convolution's product."""
+    where a window reaches into the padding: the operand of the convolution's product. A row
+    of windows wholly inside the image is a plain copy (stride 1)."""
     batch, channels, height, width = x.shape
     _, _, out_h, out_w = out.shape
     for row in prange(channels * kh * kw):
@@ -569,35 +579,49 @@ def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover - compil
         i = (row // kw) % kh
         j = row % kw
         offset = j * dw - pw
+        lo, hi = window_range(width, out_w, sw, offset)
+        inside = sw == 1 and lo == 0 and hi == out_w
         for n in range(batch):
             for oh in range(out_h):
                 h = oh * sh - ph + i * dh
                 if h < 0 or h >= height:
                     for ow in range(out_w):
                         out[row, n, oh, ow] = 0.0
-                    continue
-                for ow in range(out_w):
-                    w = ow * sw + offset
-                    out[row, n, oh, ow] = x[n, c, h, w] if 0 <= w < width else 0.0
+                elif inside:
+                    for ow in range(out_w):
+                        out[row, n, oh, ow] = x[n, c, h, ow + offset]
+                else:
+                    for ow in range(out_w):
+                        w = ow * sw + offset
+                        out[row, n, oh, ow] = x[n, c, h, w] if 0 <= w < width else 0.0
 
 
 @jit
 def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: no cover
-    """``columns`` is ``(C * kh * kw, N, OH, OW)``; adds each into ``out`` ``(N, C, H, W)``."""
+    """``columns`` is ``(C * kh * kw, N, OH, OW)``; adds each into ``out`` ``(N, C, H, W)``,
+    over only the outputs whose window column is inside the image (``window_range``): no
+    bounds test in the inner loop, which then vectorises at stride 1. Each element of ``out``
+    receives its terms in the same order as a loop over every output would add them."""
     batch, _, height, width = out.shape
     _, _, out_h, out_w = columns.shape
     for c in prange(channels):
         for i in range(kh):
             for j in range(kw):
                 row = (c * kh + i) * kw + j
+                offset = j * dw - pw
+                lo, hi = window_range(width, out_w, sw, offset)
+                first = lo * sw + offset
                 for n in range(batch):
                     for oh in range(out_h):
                         h = oh * sh - ph + i * dh
-                        if 0 <= h < height:
-                            for ow in range(out_w):
-                                w = ow * sw - pw + j * dw
-                                if 0 <= w < width:
-                                    out[n, c, h, w] += columns[row, n, oh, ow]
+                        if h < 0 or h >= height:
+                            continue
+                        if sw == 1:
+                            for k in range(hi - lo):
+                                out[n, c, h, first + k] += columns[row, n, oh, lo + k]
+                        else:
+                            for k in range(hi - lo):
+                                out[n, c, h, first + k * sw] += columns[row, n, oh, lo + k]
 
 
 # A convolution's product comes out channel-major, (C, N, P) for P output positions per image,
