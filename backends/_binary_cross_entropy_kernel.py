@@ -39,7 +39,8 @@ class BinaryCrossEntropyKernel(Fallback, BinaryCrossEntropy):
             raise ValueError(NOT_PROBABILITIES)
         self.save(x, t)
         kind = flat.dtype.type
-        log_rest = apply(np.log1p, np.negative(flat), np.empty_like(flat))
+        rest = np.negative(flat)
+        log_rest = apply(np.log1p, rest, rest)
         out = apply(np.log, flat, np.empty_like(flat))
         loops.binary_cross_entropy(target, out, log_rest, kind(LOG_FLOOR), kind(1), out)
         return out.reshape(x.shape)

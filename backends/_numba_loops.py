@@ -364,13 +364,15 @@ def normalize_rows(exponentials):  # pragma: no cover - compiled
 
 
 @jit_sum
-def log_normalize_rows(shifted, exponentials):  # pragma: no cover - compiled
-    """Log-softmax from shifted and exp(shifted): shifted - log(row sum), in place."""
+def log_normalize_rows(shifted, exponentials, totals):  # pragma: no cover - compiled
+    """Log-softmax from shifted and exp(shifted): shifted - log(row sum), in place; the row
+    sums into ``totals``."""
     rows, width = shifted.shape
     for i in prange(rows):
         total = 0.0
         for j in range(width):
             total += exponentials[i, j]
+        totals[i] = total
         shift = math.log(total)
         for j in range(width):
             shifted[i, j] = shifted[i, j] - shift
@@ -421,15 +423,6 @@ def row_sums_and_logs(exponentials, totals, logs):  # pragma: no cover - compile
             total += exponentials[i, j]
         totals[i] = total
         logs[i] = math.log(total)
-
-
-@jit
-def subtract_rows(x, shift):  # pragma: no cover - compiled
-    """``x[i, j] - shift[i]``, in place (log-softmax from the shifted scores and the logs)."""
-    rows, width = x.shape
-    for i in prange(rows):
-        for j in range(width):
-            x[i, j] = x[i, j] - shift[i]
 
 
 @jit
