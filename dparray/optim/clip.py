@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from dparray._checks import check_number
 from dparray.gradients import Gradients
+from dparray.kernels import resolve
+from dparray.ops.sum_of_squares import sum_of_squares
 from dparray.tensor import GRADIENTS_HINT, Tensor
 
 
 def grad_norm(grads: Gradients) -> Tensor:
-    """The 2-norm of all gradients taken together, as a 0-d tensor (no host round trip)."""
+    """The 2-norm of all gradients taken together, as a 0-d tensor (no host round trip).
+
+    Gradients made with ``create_graph=True`` give a norm that is itself differentiable (a
+    gradient penalty); others are summed by ``sum_of_squares`` on their arrays, which a
+    backend's kernel table may make faster, since no graph is needed."""
     _check_gradients(grads, "grad_norm")
-    squares = [(g * g).sum() for g in grads.values()]
+    if any(g.requires_grad for g in grads.values()):
+        squares = [(g * g).sum() for g in grads.values()]
+    else:
+        squares = [Tensor(resolve(g.backend, sum_of_squares)(g.backend, g.data), g.backend)
+                   for g in grads.values()]
     total = squares[0]
     for s in squares[1:]:
         total = total + s
