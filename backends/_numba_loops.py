@@ -299,6 +299,13 @@ def sigmoid_backward(grad, out, one, result):  # pragma: no cover - compiled
         result[i] = grad[i] * o * (one - o)
 
 
+@jit
+def scale_kept(x, keep, scale, out):  # pragma: no cover - compiled
+    """``where(keep, x * scale, 0)``, dropout's forward and backward, in ``x``'s type."""
+    for i in prange(x.shape[0]):
+        out[i] = x[i] * scale if keep[i] else 0.0
+
+
 # ----------------------------------------------------------------------- binary cross-entropy
 # The reference's arithmetic (``dparray.ops.binary_cross_entropy``) in the arrays' type, the
 # logarithms being NumPy's, computed by the caller: ``floor``, ``one`` and ``epsilon`` come in

@@ -34,6 +34,7 @@ from dparray.ops.squared_error import SquaredError
 from . import _update_arguments as update_arguments
 from ._binary_cross_entropy_kernel import BinaryCrossEntropyKernel
 from ._core_split import apply, exp
+from ._dropout_kernel import DropoutKernel
 from ._fallback import Fallback, LastAxisFallback, floating
 from ._low_precision import table as low_precision_table
 from ._mkl import matmul
@@ -738,6 +739,7 @@ def table() -> dict[str, Any]:
         "sigmoid": SigmoidKernel,
         "mse_loss": SquaredErrorKernel,
         "binary_cross_entropy": BinaryCrossEntropyKernel,
+        "dropout": DropoutKernel,
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
         "cross_entropy": CrossEntropyKernel,

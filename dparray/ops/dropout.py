@@ -22,9 +22,14 @@ class Dropout(Function):
         self.p = p
 
     def forward(self, x: Any) -> Any:
+        keep = self.draw_mask(x)
+        return self.xp.where(keep, x * (1.0 / (1.0 - self.p)), 0.0)
+
+    def draw_mask(self, x: Any) -> Any:
+        """The mask for ``x`` (a boolean array of its shape), drawn and saved for backward."""
         keep = _random.generator(self.backend).bernoulli(tuple(x.shape), 1.0 - self.p)
         self.save(keep)
-        return self.xp.where(keep, x * (1.0 / (1.0 - self.p)), 0.0)
+        return keep
 
     def backward(self, grad: Any) -> Any:
         (keep,) = self.saved
