@@ -348,7 +348,7 @@ def binary_cross_entropy_backward(grad, x, t, one, epsilon,
 
 @jit
 def causal_shift_rows(x, shifted, length):  # pragma: no cover - compiled
-    """The shift by each row's maximum (keeping empty rows, ``_numpy_kernels._shift_rows``) of
+    """The shift by each row's maximum (keeping empty rows, ``_softmax_kernels.shift_rows``) of
     attention's scores under a causal mask: row ``r`` is query ``r % length``, which sees the
     keys up to its own position; the keys after it become -inf (their exponentials 0), as the
     reference's where makes them."""
@@ -409,15 +409,18 @@ def softmax_rows_backward(grad, out, result):  # pragma: no cover - compiled
 
 
 @jit_sum
-def log_softmax_rows_backward(grad, probabilities, result):  # pragma: no cover - compiled
-    """``probabilities`` is exp(out) (NumPy's exp, by the caller); ``result`` may be it."""
+def log_softmax_rows_backward_from_sums(grad, exponentials, totals, result):  # pragma: no cover
+    """The log-softmax gradient ``grad - p * sum(grad)`` from forward's exponentials and row
+    sums (``log_normalize_rows``): the probabilities ``p = e / total``, within an ulp or two
+    of the reference's ``exp(out)``, without a second exp."""
     rows, width = grad.shape
     for i in prange(rows):
         total = 0.0
         for j in range(width):
             total += grad[i, j]
+        scale = total / totals[i]
         for j in range(width):
-            result[i, j] = grad[i, j] - probabilities[i, j] * total
+            result[i, j] = grad[i, j] - exponentials[i, j] * scale
 
 
 @jit_sum

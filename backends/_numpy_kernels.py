@@ -28,14 +28,13 @@ from dparray.ops import pooling as _pool
 from dparray.ops import sum_of_squares as _squares
 from dparray.ops.conv import Conv1d, Conv2d
 from dparray.ops.elementwise import Gelu, Relu, Sigmoid
-from dparray.ops.reduce import LogSoftmax, Softmax
 from dparray.ops.squared_error import SquaredError
 
 from . import _update_arguments as update_arguments
 from ._binary_cross_entropy_kernel import BinaryCrossEntropyKernel
 from ._core_split import apply, exp
 from ._dropout_kernel import DropoutKernel
-from ._fallback import Fallback, LastAxisFallback, floating
+from ._fallback import Fallback, floating
 from ._low_precision import table as low_precision_table
 from ._mkl import matmul
 from ._mkl import status as mkl_status
@@ -47,6 +46,7 @@ from ._recurrence_kernels import (
     RNNSequenceKernel,
     exp_of_minus_magnitude,
 )
+from ._softmax_kernels import LogSoftmaxKernel, SoftmaxKernel, shift_rows, softmax_rows
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
@@ -230,74 +230,6 @@ class SquaredErrorKernel(Fallback, SquaredError):
         return np.asarray(total / count if self.reduction == "mean" else total, input.dtype)
 
 
-class _LastAxisSoftmax(LastAxisFallback):
-    """Softmax or log-softmax along the last axis of a contiguous array, by rows."""
-
-    log = False
-
-    def forward(self, x: Any) -> Any:
-        if not floating(x) or not self.along_last_axis(x):
-            return self.reference_forward(x)
-        rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
-        out = _softmax_rows(rows, bool(self.log))
-        self.shape = tuple(x.shape)
-        self.save(out)
-        return out.reshape(self.shape)
-
-    def backward(self, grad: Any) -> Any:
-        if self.fallback:
-            return self.reference_backward(grad)
-        (out,) = self.saved
-        g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
-        if self.log:
-            result = exp(out)  # the probabilities, turned into the gradient in place
-            _loops().log_softmax_rows_backward(g, result, result)
-        else:
-            result = np.empty_like(out)
-            _loops().softmax_rows_backward(g, out, result)
-        return result.reshape(self.shape)
-
-
-def _softmax_rows(rows: Any, log: bool, keep_empty_rows: bool = False) -> Any:
-    """Softmax (or log-softmax) of each row: the shift and the exp NumPy's SIMD passes, the
-    sums compiled -- the reference's arithmetic. ``keep_empty_rows``: a row of -inf gives
-    zeros (attention's safe softmax), not NaN."""
-    shifted = _shift_rows(rows, keep_empty_rows)
-    if log:
-        _loops().log_normalize_rows(shifted, exp(shifted), np.empty(rows.shape[0]))
-        return shifted
-    exp(shifted, out=shifted)
-    _loops().normalize_rows(shifted)
-    return shifted
-
-
-def _shift_rows(rows: Any, keep_empty_rows: bool) -> Any:
-    """``rows`` minus each row's maximum (NaN where the row has a NaN), NumPy's maximum and
-    subtraction as the reference's: its SIMD maximum ran 4x a compiled loop's, whose test for
-    NaN at every element kept it from vectorising (700 x 8500 float32: 2.2 ms, both passes,
-    against 8.7). With ``keep_empty_rows``, a row of -inf is kept as it is, so that its
-    exponentials are 0."""
-    return apply(functools.partial(_shift, keep_empty_rows=keep_empty_rows), rows,
-                 np.empty_like(rows))
-
-
-def _shift(rows: Any, out: Any, keep_empty_rows: bool) -> None:
-    """``_shift_rows`` of a slice of the rows, into ``out``."""
-    top = rows.max(axis=1, keepdims=True)
-    if keep_empty_rows:
-        top[top == -np.inf] = 0
-    with np.errstate(invalid="ignore"):  # inf - inf is NaN, as in the reference
-        np.subtract(rows, top, out=out)
-
-
-class SoftmaxKernel(_LastAxisSoftmax, Softmax):
-    log = False
-
-
-class LogSoftmaxKernel(_LastAxisSoftmax, LogSoftmax):
-    log = True
-
-
 class _AttentionSoftmax:
     """Attention's softmax over the score rows (zeros for a row that sees no key) and its
     backward, each one compiled pass (and NumPy's SIMD exp); the products stay BLAS's."""
@@ -306,7 +238,7 @@ class _AttentionSoftmax:
         if not floating(scores) or scores.ndim == 0 or scores.shape[-1] == 0:
             return super().softmax(scores)  # type: ignore[misc]  # the reference's, next in MRO
         rows = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
-        return _softmax_rows(rows, log=False, keep_empty_rows=True).reshape(scores.shape)
+        return softmax_rows(rows, log=False, keep_empty_rows=True).reshape(scores.shape)
 
     def causal_softmax(self, scores: Any) -> Any:
         """The causal mask applied inside the softmax's first pass (no mask array, no where
@@ -357,7 +289,7 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         class_weight = np.ones(classes, rows.dtype) if weight is None else \
             np.ascontiguousarray(weight)
         safe = np.ascontiguousarray(safe, dtype=np.int64)
-        shifted = _shift_rows(rows, keep_empty_rows=False)
+        shifted = shift_rows(rows, keep_empty_rows=False)
         smoothing = self.label_smoothing
         totals = np.empty(count)
         if smoothing:
