@@ -423,6 +423,23 @@ def log_softmax_rows_backward_from_sums(grad, exponentials, totals, result):  # 
             result[i, j] = grad[i, j] - exponentials[i, j] * scale
 
 
+@jit
+def log_softmax_rows_backward_from_picks(columns, values, exponentials, totals,
+                                         result):  # pragma: no cover - compiled
+    """``log_softmax_rows_backward_from_sums`` for a gradient that is ``values[i]`` at column
+    ``columns[i]`` of row ``i`` and zero elsewhere (NLL's): its row sum is that value. Within
+    two ulps of the whole array's result (whose loop Numba may reassociate, to ``(e * sum) /
+    total``: two roundings each)."""
+    rows, width = exponentials.shape
+    for i in prange(rows):
+        value = values[i]
+        scale = (0.0 + value) / totals[i]  # (the row sum: +0.0 for a -0.0, as a sum gives)
+        for j in range(width):
+            result[i, j] = 0.0 - exponentials[i, j] * scale
+        column = columns[i]
+        result[i, column] = value - exponentials[i, column] * scale
+
+
 @jit_sum
 def pick_and_spread(log_probs, target, class_weight, picked, spread):  # pragma: no cover
     """Each row's log-probability of its target, and its class-weighted sum."""

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from dparray.autograd import PickGradient
 from dparray.ops import attention as _attention
 from dparray.ops import cross_entropy as _ce
 from dparray.ops import embedding as _embedding
@@ -337,18 +338,19 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
 
 
 class NLLKernel(Fallback, _ce.NLL):
-    """The negative log-likelihood's gradient as zeros and one value per row, at its target
-    (the reference compares every class with the target to place it: a one-hot mask of the
-    scores' size and a where over it)."""
+    """The negative log-likelihood's gradient as what it is, one value per row at its target
+    (a ``PickGradient``): the log-softmax kernel before it takes it so, without an array of
+    zeros of the scores' size, and any other node gets that array (the reference compares
+    every class with the target to place its values: a one-hot mask and a where over it)."""
 
     def backward(self, grad: Any) -> tuple[Any, None, None]:
         safe, kept, row_weight = self.saved
         if not floating(kept, row_weight):
             return super().backward(grad)
         share = self.row_share(grad, kept).reshape(-1) * row_weight
-        out = np.zeros((safe.shape[0], self.classes), kept.dtype)
-        out[np.arange(safe.shape[0]), safe] = -share
-        return out, None, None
+        picks = PickGradient(np, (safe.shape[0], self.classes), kept.dtype,
+                             np.ascontiguousarray(safe, dtype=np.int64), -share)
+        return picks, None, None
 
 
 class MaxPoolKernel(Fallback, _pool.MaxPool2d):

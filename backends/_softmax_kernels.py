@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dparray.autograd import PickGradient
 from dparray.ops.reduce import LogSoftmax, Softmax
 
 from ._core_split import apply
@@ -53,12 +54,22 @@ class _LastAxisSoftmax(LastAxisFallback):
             self.save(out)
         return out.reshape(self.shape)
 
+    takes_pick_gradients = True  # from NLL; made an array below where not log-softmax's
+
     def backward(self, grad: Any) -> Any:
+        if type(grad) is PickGradient and (self.fallback or not self.log):
+            grad = grad.dense()
         if self.fallback:
             return self.reference_backward(grad)
         out = self.saved[0]
-        g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
         result = np.empty_like(out)
+        if self.log and type(grad) is PickGradient:
+            _, exponentials, totals = self.saved
+            values = np.ascontiguousarray(grad.values, dtype=out.dtype)
+            _loops().log_softmax_rows_backward_from_picks(grad.columns, values, exponentials,
+                                                          totals, result)
+            return result.reshape(self.shape)
+        g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
         if self.log:
             _, exponentials, totals = self.saved
             _loops().log_softmax_rows_backward_from_sums(g, exponentials, totals, result)

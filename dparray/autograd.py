@@ -13,7 +13,10 @@ A backward may return a ``SliceGradient`` -- zero outside one basic index, as ``
 instead of an array. The engine adds the slices that reach one input into a single buffer of
 its own, in place, and hands the node an ordinary array: reading ``L`` slices of a tensor (an
 RNN's time steps, one projection split into query, key and value) then costs one tensor-sized
-array in backward, not ``L`` of them added one by one.
+array in backward, not ``L`` of them added one by one. A backend's kernel may likewise return
+a ``PickGradient`` -- one value per row, as a loss that picks one score per row (NLL) has --
+which reaches as it is the nodes whose class sets ``takes_pick_gradients`` (log-softmax's
+kernel, reshapes that keep the last axis), and every other node as an array.
 
 ``backward(create_graph=True)`` and ``grad(..., create_graph=True)`` run every node's backward
 again as a graph of dparray ops, so the gradients are differentiable in turn: the walk itself
@@ -153,6 +156,7 @@ class Function:
     sequence: int
     saved_values = "inputs"  # or "constants", or "output": see the class documentation
     _keeps_inputs = True  # saved_values == "inputs", decided once per class
+    takes_pick_gradients = False  # True: backward may receive a PickGradient (module docs)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -505,7 +509,10 @@ def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph
         if grad_out is None:
             grads_in = None
         else:
-            grads_in = node.backward(_dense(grad_out) if type(grad_out) in _DEFERRED else grad_out)
+            if type(grad_out) in _DEFERRED and not (type(grad_out) is PickGradient
+                                                    and node.takes_pick_gradients):
+                grad_out = _dense(grad_out)
+            grads_in = node.backward(grad_out)
         if not retain_graph:
             node.release()
         if grads_in is None:  # no gradient reached this node, or none leaves it
@@ -518,10 +525,10 @@ def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph
             if parent is None or g is None or meta is None:
                 continue
             shape, dtype = meta
-            if g.shape != shape:  # (a SliceGradient has its input's shape and dtype)
-                g = _unbroadcast(node.backend, g, shape)
+            if g.shape != shape:  # (a SliceGradient or PickGradient has its input's shape
+                g = _unbroadcast(node.backend, _dense(g), shape)  # and dtype)
             if g.dtype is not dtype and g.dtype != dtype:
-                g = node.xp.astype(g, dtype)
+                g = node.xp.astype(_dense(g), dtype)
             if isinstance(parent, Tensor) or parent.sequence < stop_below:
                 previous = reached.get(parent)
                 reached[parent] = g if previous is None else _accumulate(previous, g)
@@ -547,6 +554,33 @@ class SliceGradient:
         return out
 
 
+class PickGradient:
+    """A gradient of ``shape`` and ``dtype`` that is zero but for one value in each row along
+    the last axis: ``values[i]`` at column ``columns[i]`` of row ``i``, the rows in C order
+    (``columns`` and ``values`` are 1-d). Made by backends' kernels for arrays that take
+    integer-array assignment (NumPy's, CuPy's)."""
+
+    __slots__ = ("columns", "dtype", "shape", "values", "xp")
+
+    def __init__(self, xp: Any, shape: tuple[int, ...], dtype: Any, columns: Any,
+                 values: Any) -> None:
+        self.xp, self.shape, self.dtype = xp, shape, dtype
+        self.columns, self.values = columns, values
+
+    def dense(self) -> Any:
+        out = self.xp.zeros(self.shape, dtype=self.dtype)
+        rows = self.xp.reshape(out, (-1, self.shape[-1]))
+        rows[self.xp.arange(rows.shape[0]), self.columns] = self.values
+        return out
+
+    def reshaped(self, shape: tuple[int, ...]) -> Any:
+        """The gradient in ``shape`` (the same elements): still picks when the last axis is
+        the same, an array otherwise."""
+        if shape and shape[-1] == self.shape[-1]:
+            return PickGradient(self.xp, tuple(shape), self.dtype, self.columns, self.values)
+        return self.xp.reshape(self.dense(), shape)
+
+
 class _Sum:
     """A gradient sum in an array that only the engine holds, so later terms add in place."""
 
@@ -556,11 +590,16 @@ class _Sum:
         self.array = array
 
 
-_DEFERRED = (SliceGradient, _Sum)  # pending gradients that are not arrays yet
+_DEFERRED = (SliceGradient, _Sum, PickGradient)  # pending gradients that are not arrays yet
 
 
 def _accumulate(previous: Any, g: Any) -> Any:
-    """``previous + g``, where either may be a ``SliceGradient``."""
+    """``previous + g``, where either may be a ``SliceGradient`` (or a ``PickGradient``,
+    which becomes an array here)."""
+    if type(g) is PickGradient:
+        g = g.dense()
+    if type(previous) is PickGradient:
+        previous = _Sum(previous.dense())  # an array of the engine's own
     kind = type(previous)
     if kind is _Sum:
         total = previous
@@ -582,7 +621,7 @@ def _accumulate(previous: Any, g: Any) -> Any:
 def _dense(g: Any) -> Any:
     """The array a pending gradient stands for."""
     kind = type(g)
-    if kind is SliceGradient:
+    if kind is SliceGradient or kind is PickGradient:
         return g.dense()
     if kind is _Sum:
         return g.array

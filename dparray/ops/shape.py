@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dparray._checks import check_int, check_tensor, normalize_axes, normalize_axis
-from dparray.autograd import Function
+from dparray.autograd import Function, PickGradient
 from dparray.ops._promote import promote_all
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.indexing import take
@@ -38,7 +38,10 @@ __all__ = [
 
 
 class Reshape(Function):
-    """The same elements in a new shape (one entry may be -1)."""
+    """The same elements in a new shape (one entry may be -1). A gradient of one value per
+    row (``PickGradient``: a loss's over logits reshaped to rows) stays one."""
+
+    takes_pick_gradients = True
 
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
@@ -48,6 +51,8 @@ class Reshape(Function):
         return self.xp.reshape(x, _resolve_shape(self.shape, self.input_shape))
 
     def backward(self, grad: Any) -> Any:
+        if type(grad) is PickGradient:
+            return grad.reshaped(self.input_shape)
         return self.xp.reshape(grad, self.input_shape)
 
 
