@@ -47,7 +47,13 @@ from ._recurrence_kernels import (
     RNNSequenceKernel,
     exp_of_minus_magnitude,
 )
-from ._softmax_kernels import LogSoftmaxKernel, SoftmaxKernel, shift_rows, softmax_rows
+from ._softmax_kernels import (
+    LogSoftmaxKernel,
+    SoftmaxKernel,
+    exponentials_with_picks,
+    shift_rows,
+    softmax_rows,
+)
 
 
 class NormalizationKernel(Fallback, _norm.Normalization):
@@ -275,11 +281,12 @@ class AttentionWeightsKernel(_AttentionSoftmax, _attention.AttentionWeights):
 
 
 class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
-    """Cross-entropy of rows. Forward: the shifted scores, their exponentials (sliced over
-    the cores) and row sums, and the log-probabilities of the targets alone (all of them only
-    with label smoothing); it keeps the exponentials and sums, so backward needs no second
-    exp: the probabilities are ``e / total``, within an ulp or two of the reference's
-    ``exp(log_probs)``. The gradient is one compiled pass."""
+    """Cross-entropy of rows. Forward: the shifted scores, their exponentials and row sums
+    (by blocks of rows, ``_softmax_kernels.exponentials_with_picks``), and the
+    log-probabilities of the targets alone (all of them only with label smoothing); it keeps
+    the exponentials and sums, so backward needs no second exp: the probabilities are ``e /
+    total``, within an ulp or two of the reference's ``exp(log_probs)``. The gradient is one
+    compiled pass."""
 
     def forward(self, logits: Any, target: Any, weight: Any = None) -> Any:
         if not floating(logits, weight) or logits.ndim != 2:
@@ -290,20 +297,17 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         class_weight = np.ones(classes, rows.dtype) if weight is None else \
             np.ascontiguousarray(weight)
         safe = np.ascontiguousarray(safe, dtype=np.int64)
-        shifted = shift_rows(rows, keep_empty_rows=False)
         smoothing = self.label_smoothing
-        totals = np.empty(count)
         if smoothing:
+            shifted = shift_rows(rows, keep_empty_rows=False)
+            totals = np.empty(count)
             exponentials = exp(shifted)
             _loops().log_normalize_rows(shifted, exponentials, totals)  # in place
             picked = np.empty(count, rows.dtype)
             spread = np.empty(count, rows.dtype)
             _loops().pick_and_spread(shifted, safe, class_weight, picked, spread)
         else:  # the spread over every class only counts with smoothing: just the picks
-            picked = shifted[np.arange(count), safe]
-            exponentials = exp(shifted, out=shifted)
-            logs = np.empty(count)
-            _loops().row_sums_and_logs(exponentials, totals, logs)
+            exponentials, totals, logs, picked = exponentials_with_picks(rows, safe)
             picked = (picked - logs).astype(rows.dtype)  # as log_normalize_rows rounds them
         losses = np.where(kept == 0.0, 0.0, -picked * row_weight).astype(rows.dtype)
         if smoothing:

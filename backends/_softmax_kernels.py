@@ -103,6 +103,17 @@ def log_softmax_rows_keeping_sums(rows: Any) -> tuple[Any, Any, Any]:
     return out, exponentials, totals
 
 
+def exponentials_with_picks(rows: Any, target: Any) -> tuple[Any, Any, Any, Any]:
+    """Cross-entropy's forward over the rows of ``rows`` by blocks: the exponentials of the
+    shifted rows, their row sums and the sums' logarithms (float64), and each row's shifted
+    score at its ``target`` (int64), taken before the exp."""
+    count = rows.shape[0]
+    exponentials, picked = np.empty_like(rows), np.empty(count, rows.dtype)
+    totals, logs = np.empty(count), np.empty(count)
+    by_row_blocks(_picking_block, rows, target, picked, totals, logs, exponentials)
+    return exponentials, totals, logs, picked
+
+
 def by_row_blocks(function: Callable[..., None], *arrays: Any) -> Any:
     """``function(*blocks)`` for consecutive blocks of rows of ``arrays`` (one row count; the
     first 2-d), each block about ``BLOCK_BYTES`` of the first, the blocks of each core's
@@ -143,6 +154,14 @@ def _softmax_block(rows: Any, out: Any, keep_empty_rows: bool) -> None:
 def _log_softmax_block(rows: Any, out: Any) -> None:
     shift(rows, out, keep_empty_rows=False)
     _serial("log_normalize_rows")(out, np.exp(out), np.empty(rows.shape[0]))
+
+
+def _picking_block(rows: Any, target: Any, picked: Any, totals: Any, logs: Any,
+                   exponentials: Any) -> None:
+    shift(rows, exponentials, keep_empty_rows=False)
+    picked[:] = exponentials[np.arange(rows.shape[0]), target]
+    np.exp(exponentials, out=exponentials)
+    _serial("row_sums_and_logs")(exponentials, totals, logs)
 
 
 def _log_softmax_keeping_block(rows: Any, exponentials: Any, totals: Any, out: Any) -> None:

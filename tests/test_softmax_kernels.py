@@ -64,6 +64,38 @@ def test_every_block_size_and_split_gives_the_bits_of_one_block(name, dtype, mon
         np.testing.assert_array_equal(grad, results[0][1])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_by_blocks_gives_the_bits_of_one_block(dtype, monkeypatch):
+    """Cross-entropy's forward runs by the same blocks (its exponentials kept for backward)."""
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((203, 517)) * 4).astype(dtype)
+    x[5, 7], x[60, :] = np.nan, -np.inf
+    y = rng.integers(0, 517, 203)
+    y[9] = -100  # ignored
+
+    def losses_and_gradient():
+        t = dp.tensor(x, requires_grad=True)
+        losses = F.cross_entropy(t, dp.tensor(y), reduction="none")
+        return losses.numpy(), (losses * 1.0).sum().backward()[t].numpy()
+
+    results = []
+    with kernels_enabled():
+        for block_bytes, split_from in [(1 << 62, 1 << 62), (1, 1), (40_000, 1)]:
+            monkeypatch.setattr(_softmax_kernels, "BLOCK_BYTES", block_bytes)
+            monkeypatch.setattr(_core_split, "SPLIT_FROM", split_from)
+            results.append(losses_and_gradient())
+    for losses, grad in results[1:]:
+        np.testing.assert_array_equal(losses, results[0][0])
+        np.testing.assert_array_equal(grad, results[0][1])
+    with reference_only():
+        ref_losses, ref_grad = losses_and_gradient()
+    losses, grad = results[0]
+    assert np.isnan(losses[[5, 60]]).all() and losses[9] == 0.0
+    tolerance = 2e-6 if dtype == "float32" else 1e-13
+    np.testing.assert_allclose(losses, ref_losses, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(grad, ref_grad, rtol=tolerance, atol=tolerance)
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_float64_values_and_gradients_against_the_formula(name, shape, monkeypatch):
