@@ -424,7 +424,7 @@ def log_softmax_rows_backward_from_sums(grad, exponentials, totals, result):  # 
 
 
 @jit
-def log_softmax_rows_backward_from_picks(columns, values, exponentials, totals,
+def log_softmax_rows_backward_from_picks(exponentials, totals, columns, values,
                                          result):  # pragma: no cover - compiled
     """``log_softmax_rows_backward_from_sums`` for a gradient that is ``values[i]`` at column
     ``columns[i]`` of row ``i`` and zero elsewhere (NLL's): its row sum is that value. Within

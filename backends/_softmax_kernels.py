@@ -66,8 +66,8 @@ class _LastAxisSoftmax(LastAxisFallback):
         if self.log and type(grad) is PickGradient:
             _, exponentials, totals = self.saved
             values = np.ascontiguousarray(grad.values, dtype=out.dtype)
-            _loops().log_softmax_rows_backward_from_picks(grad.columns, values, exponentials,
-                                                          totals, result)
+            _loops().log_softmax_rows_backward_from_picks(exponentials, totals, grad.columns,
+                                                          values, result)
             return result.reshape(self.shape)
         g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
         if self.log:
