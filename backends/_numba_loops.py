@@ -348,7 +348,7 @@ def binary_cross_entropy_backward(grad, x, t, one, epsilon,
 
 @jit
 def causal_shift_rows(x, shifted, length):  # pragma: no cover - compiled
-    """The shift by each row's maximum (keeping empty rows, ``_softmax_kernels.shift_rows``) of
+    """The shift by each row's maximum (keeping empty rows, ``_softmax_kernels.shift``) of
     attention's scores under a causal mask: row ``r`` is query ``r % length``, which sees the
     keys up to its own position; the keys after it become -inf (their exponentials 0), as the
     reference's where makes them."""

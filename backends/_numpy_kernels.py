@@ -51,7 +51,7 @@ from ._softmax_kernels import (
     LogSoftmaxKernel,
     SoftmaxKernel,
     exponentials_with_picks,
-    shift_rows,
+    log_softmax_rows_keeping_sums,
     softmax_rows,
 )
 
@@ -299,13 +299,10 @@ class CrossEntropyKernel(Fallback, _ce.CrossEntropy):
         safe = np.ascontiguousarray(safe, dtype=np.int64)
         smoothing = self.label_smoothing
         if smoothing:
-            shifted = shift_rows(rows, keep_empty_rows=False)
-            totals = np.empty(count)
-            exponentials = exp(shifted)
-            _loops().log_normalize_rows(shifted, exponentials, totals)  # in place
+            log_probs, exponentials, totals = log_softmax_rows_keeping_sums(rows)
             picked = np.empty(count, rows.dtype)
             spread = np.empty(count, rows.dtype)
-            _loops().pick_and_spread(shifted, safe, class_weight, picked, spread)
+            _loops().pick_and_spread(log_probs, safe, class_weight, picked, spread)
         else:  # the spread over every class only counts with smoothing: just the picks
             exponentials, totals, logs, picked = exponentials_with_picks(rows, safe)
             picked = (picked - logs).astype(rows.dtype)  # as log_normalize_rows rounds them

@@ -54,27 +54,22 @@ class _LastAxisSoftmax(LastAxisFallback):
             self.save(out)
         return out.reshape(self.shape)
 
-    takes_pick_gradients = True  # from NLL; made an array below where not log-softmax's
-
     def backward(self, grad: Any) -> Any:
-        if type(grad) is PickGradient and (self.fallback or not self.log):
-            grad = grad.dense()
         if self.fallback:
-            return self.reference_backward(grad)
+            return self.reference_backward(grad.dense() if type(grad) is PickGradient else grad)
         out = self.saved[0]
         result = np.empty_like(out)
-        if self.log and type(grad) is PickGradient:
+        if not self.log:
+            _loops().softmax_rows_backward(_as_rows(grad, out), out, result)
+        elif type(grad) is PickGradient:
             _, exponentials, totals = self.saved
             values = np.ascontiguousarray(grad.values, dtype=out.dtype)
             _loops().log_softmax_rows_backward_from_picks(exponentials, totals, grad.columns,
                                                           values, result)
-            return result.reshape(self.shape)
-        g = np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
-        if self.log:
-            _, exponentials, totals = self.saved
-            _loops().log_softmax_rows_backward_from_sums(g, exponentials, totals, result)
         else:
-            _loops().softmax_rows_backward(g, out, result)
+            _, exponentials, totals = self.saved
+            _loops().log_softmax_rows_backward_from_sums(_as_rows(grad, out), exponentials,
+                                                         totals, result)
         return result.reshape(self.shape)
 
 
@@ -84,6 +79,12 @@ class SoftmaxKernel(_LastAxisSoftmax, Softmax):
 
 class LogSoftmaxKernel(_LastAxisSoftmax, LogSoftmax):
     log = True
+    takes_pick_gradients = True  # NLL's, after it
+
+
+def _as_rows(grad: Any, out: Any) -> Any:
+    """The gradient as a C-contiguous array of the saved rows' shape and dtype."""
+    return np.ascontiguousarray(grad, dtype=out.dtype).reshape(out.shape)
 
 
 def softmax_rows(rows: Any, log: bool, keep_empty_rows: bool = False) -> Any:
@@ -128,16 +129,10 @@ def by_row_blocks(function: Callable[..., None], *arrays: Any) -> Any:
     return apply(each_block, *arrays)
 
 
-def shift_rows(rows: Any, keep_empty_rows: bool) -> Any:
-    """``rows`` minus each row's maximum (NaN where the row has a NaN), a new array; with
-    ``keep_empty_rows``, a row of -inf is kept as it is, so that its exponentials are 0."""
-    return apply(functools.partial(shift, keep_empty_rows=keep_empty_rows), rows,
-                 np.empty_like(rows))
-
-
 def shift(rows: Any, out: Any, keep_empty_rows: bool) -> None:
-    """``shift_rows`` of some rows, into ``out``: NumPy's maximum and subtraction, as the
-    reference's."""
+    """``rows`` minus each row's maximum (NaN where the row has a NaN) into ``out``: NumPy's
+    maximum and subtraction, as the reference's. With ``keep_empty_rows``, a row of -inf is
+    kept as it is, so that its exponentials are 0."""
     top = rows.max(axis=1, keepdims=True)
     if keep_empty_rows:
         top[top == -np.inf] = 0
@@ -152,8 +147,8 @@ def _softmax_block(rows: Any, out: Any, keep_empty_rows: bool) -> None:
 
 
 def _log_softmax_block(rows: Any, out: Any) -> None:
-    shift(rows, out, keep_empty_rows=False)
-    _serial("log_normalize_rows")(out, np.exp(out), np.empty(rows.shape[0]))
+    """The keeping block, its exponentials and sums in arrays of the block's own."""
+    _log_softmax_keeping_block(rows, np.empty_like(rows), np.empty(rows.shape[0]), out)
 
 
 def _picking_block(rows: Any, target: Any, picked: Any, totals: Any, logs: Any,

@@ -43,27 +43,22 @@ def measure(library: str) -> dict[str, float]:
     if library == "torch":
         import torch
 
-        F = torch.nn.functional
+        F: Any = torch.nn.functional
         x = torch.from_numpy(logits).requires_grad_()
         y = torch.from_numpy(targets)
-
-        def nll() -> None:
-            F.nll_loss(F.log_softmax(x, dim=1), y).backward()
-
-        def cross_entropy() -> None:
-            F.cross_entropy(x, y).backward()
     else:
         import dparray as dp
-        from dparray.nn import functional as F  # type: ignore[no-redef]
+        from dparray.nn import functional as F
 
         x = dp.tensor(logits, requires_grad=True)
         y = dp.tensor(targets)
 
-        def nll() -> None:
-            F.nll_loss(F.log_softmax(x, dim=1), y).backward()
+    def nll() -> None:
+        F.nll_loss(F.log_softmax(x, dim=1), y).backward()
 
-        def cross_entropy() -> None:
-            F.cross_entropy(x, y).backward()
+    def cross_entropy() -> None:
+        F.cross_entropy(x, y).backward()
+
     return {"log_softmax + nll_loss": _time(nll), "cross_entropy": _time(cross_entropy)}
 
 

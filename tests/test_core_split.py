@@ -8,6 +8,7 @@ DataParallel worker, or for a small array, the call runs whole on the caller's t
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import warnings
@@ -95,7 +96,11 @@ def test_kernels_give_the_same_bits_sliced_or_whole(op, monkeypatch, rng):
 
 @pytest.mark.parametrize("keep_empty_rows", [False, True])
 def test_the_row_shift_in_slices_gives_the_whole_shifts_bits(keep_empty_rows, monkeypatch, rng):
-    from dparray.backends._softmax_kernels import shift_rows
+    from dparray.backends._softmax_kernels import by_row_blocks, shift
+
+    def shift_rows(rows, keep_empty_rows):
+        return by_row_blocks(functools.partial(shift, keep_empty_rows=keep_empty_rows), rows,
+                             np.empty_like(rows))
 
     rows = rng.standard_normal((301, 700)).astype(np.float32)
     rows[3, 5], rows[150, :], rows[299, 7] = np.nan, -np.inf, np.inf
