@@ -293,6 +293,32 @@ def sigmoid_of(x, e, one):  # pragma: no cover - compiled
 
 
 @jit
+def negative_magnitude(x, out):  # pragma: no cover - compiled
+    """``-|x|`` into ``out``: NumPy's SIMD exp of it gives the sigmoid's ``exp(-|x|)``."""
+    for i in prange(x.shape[0]):
+        out[i] = -abs(x[i])
+
+
+@jit
+def silu(x, s, one, out):  # pragma: no cover - compiled
+    """``x * sigmoid(x)`` into ``out`` and the sigmoid into ``s``, which holds ``exp(-|x|)`` on
+    entry: the reference's arithmetic (``dparray.ops.activations.Silu``)."""
+    for i in prange(x.shape[0]):
+        v = x[i]
+        sig = sigmoid_of(v, s[i], one)
+        s[i] = sig
+        out[i] = v * sig
+
+
+@jit
+def silu_backward(grad, x, s, one, out):  # pragma: no cover - compiled
+    """``grad * s * (1 + x * (1 - s))`` in the reference's order."""
+    for i in prange(x.shape[0]):
+        sig = s[i]
+        out[i] = grad[i] * sig * (one + x[i] * (one - sig))
+
+
+@jit
 def sigmoid(x, e, one):  # pragma: no cover - compiled
     """``sigmoid(x)`` into ``e``, which holds ``exp(-|x|)`` on entry."""
     for i in prange(x.shape[0]):

@@ -28,7 +28,7 @@ from dparray.ops import normalization as _norm
 from dparray.ops import pooling as _pool
 from dparray.ops import sum_of_squares as _squares
 from dparray.ops.conv import Conv1d, Conv2d
-from dparray.ops.elementwise import Gelu, Relu, Sigmoid
+from dparray.ops.elementwise import Gelu, Relu
 from dparray.ops.squared_error import SquaredError
 
 from . import _update_arguments as update_arguments
@@ -45,8 +45,8 @@ from ._recurrence_kernels import (
     GRUSequenceKernel,
     LSTMSequenceKernel,
     RNNSequenceKernel,
-    exp_of_minus_magnitude,
 )
+from ._sigmoid_kernels import SigmoidKernel, SiluKernel
 from ._softmax_kernels import (
     LogSoftmaxKernel,
     SoftmaxKernel,
@@ -192,31 +192,6 @@ class ReluKernel(Fallback, Relu):
             return self.reference_backward(grad)
         out = np.empty(kept.shape, kept.dtype)
         _loops().relu_backward(grad.ravel(), kept.ravel(), out.reshape(-1))
-        return out
-
-
-class SigmoidKernel(Fallback, Sigmoid):
-    """The sigmoid in two passes, NumPy's SIMD ``exp(-|x|)`` and a compiled one for the rest
-    (the reference takes nine), and its backward in one (the reference's three); the values
-    are the reference's to the bit."""
-
-    def forward(self, x: Any) -> Any:
-        if not floating(x):
-            return self.reference_forward(x)
-        flat = x.ravel()
-        out = exp_of_minus_magnitude(flat, np.empty_like(flat))
-        _loops().sigmoid(flat, out, flat.dtype.type(1))
-        out = out.reshape(x.shape)
-        self.save(out)
-        return out
-
-    def backward(self, grad: Any) -> Any:
-        (kept,) = self.saved
-        if self.fallback or not floating(kept, grad) or grad.shape != kept.shape:
-            return self.reference_backward(grad)
-        out = np.empty(kept.shape, kept.dtype)
-        _loops().sigmoid_backward(grad.ravel(), kept.ravel(), kept.dtype.type(1),
-                                  out.reshape(-1))
         return out
 
 
@@ -672,6 +647,7 @@ def table() -> dict[str, Any]:
         "gelu": GeluKernel,
         "relu": ReluKernel,
         "sigmoid": SigmoidKernel,
+        "silu": SiluKernel,
         "mse_loss": SquaredErrorKernel,
         "binary_cross_entropy": BinaryCrossEntropyKernel,
         "dropout": DropoutKernel,

@@ -123,6 +123,36 @@ def to_tensor(array, requires_grad=False, backend=None):
     return dp.tensor(np.asarray(array), requires_grad=requires_grad, backend=backend)
 
 
+def special_floats(dtype: type, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` normal values of ``dtype`` (scale 12) led by NaN, +-0, +-inf, +-tiny, +-the
+    smallest subnormal, +-max and values where ``exp`` under- or overflows in float32 and
+    float64: the elementwise kernels' edges."""
+    info = np.finfo(dtype)
+    special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, info.tiny, -info.tiny,
+                        info.smallest_subnormal, -info.smallest_subnormal, info.max, -info.max,
+                        88.7, -88.7, 104.0, -104.0, 745.2, -745.2, 1e-8, -1e-8], dtype)
+    values = (rng.standard_normal(size) * 12).astype(dtype)
+    values[: special.size] = special[: size]
+    return values
+
+
+def assert_activation_under_data_parallel(activation, workers, rng):
+    """``Linear`` then ``activation`` (an ``nn`` module) under DataParallel against unwrapped,
+    in float64: values and gradients to 1e-12. Each worker's share of the batch is above the
+    kernels' serial-loop threshold: parallel loops in parallel workers."""
+    model = dp.nn.Sequential(dp.nn.Linear(5, 40_000 // 7 + 1, dtype=dp.float64), activation)
+    x = to_tensor(rng.standard_normal((14, 5)), requires_grad=True)
+
+    def run(m):
+        out = m(x)
+        grads = (out * out).sum().backward()
+        return out.numpy(), grads[x].numpy(), grads[model[0].weight].numpy()
+
+    expected = run(model)
+    for got, want in zip(run(dp.DataParallel(model, workers)), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
 def pytest_terminal_summary(terminalreporter):
     """One line per skip reason ("376 tests skipped: needs CuPy and a CUDA device") in place
     of a line per skipped test, which ``-rfE`` no longer prints."""

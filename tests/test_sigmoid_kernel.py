@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import to_tensor
+from conftest import assert_activation_under_data_parallel, special_floats, to_tensor
 
 import dparray as dp
 from dparray.kernels import reference_only
@@ -25,16 +25,6 @@ def expected(x: np.ndarray) -> np.ndarray:
         return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def special_values(dtype: type, size: int, rng: np.random.Generator) -> np.ndarray:
-    info = np.finfo(dtype)
-    special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, info.tiny, -info.tiny,
-                        info.smallest_subnormal, -info.smallest_subnormal, info.max, -info.max,
-                        88.7, -88.7, 104.0, -104.0, 745.2, -745.2, 1e-8, -1e-8], dtype)
-    values = (rng.standard_normal(size) * 12).astype(dtype)
-    values[: special.size] = special[: size]
-    return values
-
-
 def value_and_gradient(x: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     t = to_tensor(x, requires_grad=True)
     with np.errstate(all="ignore"):
@@ -45,7 +35,7 @@ def value_and_gradient(x: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, np.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", [19, 40_000])  # below and above the serial-loop threshold
 def test_the_kernel_gives_the_references_values_and_gradients_to_the_bit(dtype, size, rng):
-    x = special_values(dtype, size, rng)
+    x = special_floats(dtype, size, rng)
     grad = rng.standard_normal(size).astype(dtype)
     grad[-3:] = [np.inf, np.nan, 0.0]
     kernel = value_and_gradient(x, grad)
@@ -88,16 +78,4 @@ def test_integer_input_gives_the_references_float(backend, kernels):
 
 @pytest.mark.parametrize("workers", [2, 3])
 def test_under_data_parallel_the_same_as_unwrapped(workers, rng):
-    """Each worker's half of the batch is above the serial-loop threshold: parallel loops in
-    parallel workers."""
-    model = dp.nn.Sequential(dp.nn.Linear(5, 40_000 // 7 + 1, dtype=dp.float64), dp.nn.Sigmoid())
-    x = to_tensor(rng.standard_normal((14, 5)), requires_grad=True)
-
-    def run(m):
-        out = m(x)
-        grads = (out * out).sum().backward()
-        return out.numpy(), grads[x].numpy(), grads[model[0].weight].numpy()
-
-    expected_run = run(model)
-    for got, want in zip(run(dp.DataParallel(model, workers)), expected_run, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    assert_activation_under_data_parallel(dp.nn.Sigmoid(), workers, rng)

@@ -14,6 +14,7 @@ from typing import Any
 
 from dparray._checks import check_number, check_tensor
 from dparray.autograd import Function
+from dparray.kernels import reference, resolve
 from dparray.ops._portable import clip as portable_clip
 from dparray.ops._promote import as_float
 from dparray.tensor import Tensor
@@ -105,6 +106,7 @@ class Elu(Function):
         return grad * xp.where(x > 0, self.scale, slope)
 
 
+@reference("silu")
 class Silu(Function):
     """``x * sigmoid(x)`` (the swish)."""
 
@@ -318,7 +320,8 @@ def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
 
 def silu(x: Tensor) -> Tensor:
     """``x * sigmoid(x)``."""
-    return Silu()(check_tensor(x, "x", "silu"))
+    x = check_tensor(x, "x", "silu")
+    return resolve(x.backend, Silu)()(x)
 
 
 def mish(x: Tensor) -> Tensor:
