@@ -71,16 +71,14 @@ class SiluKernel(Fallback, Silu):
         sigmoid = sigmoid_exponentials(flat)
         out = np.empty_like(flat)
         _loops().silu(flat, sigmoid, flat.dtype.type(1), out)
-        self.save(flat, sigmoid)
+        self.save(flat.reshape(x.shape), sigmoid.reshape(x.shape))  # the reference's arrays
         return out.reshape(x.shape)
 
     def backward(self, grad: Any) -> Any:
-        if self.fallback:
+        x, sigmoid = self.saved
+        if self.fallback or not floating(x, grad) or grad.shape != x.shape:
             return self.reference_backward(grad)
-        flat, sigmoid = self.saved
-        if not floating(flat, grad) or grad.size != flat.size:
-            return super().backward(grad)  # the reference's, on the arrays it saved
-        out = np.empty_like(flat)
-        _loops().silu_backward(np.ascontiguousarray(grad).reshape(-1), flat, sigmoid,
-                               flat.dtype.type(1), out)
-        return out.reshape(grad.shape)
+        out = np.empty(x.shape, x.dtype)
+        _loops().silu_backward(np.ascontiguousarray(grad).reshape(-1), x.reshape(-1),
+                               sigmoid.reshape(-1), x.dtype.type(1), out.reshape(-1))
+        return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .alternated import main_or_child, median_ms, print_ratios
+from .alternated import compare, median_ms
 
 SHAPE = (4096, 512)
 PROCESSES = 3
@@ -56,12 +56,8 @@ def measure(library: str) -> dict[str, float]:
 
 
 def main() -> None:
-    results = main_or_child(__spec__.name, measure, PROCESSES)
-    if results is None:
-        return
-    print(f"{SHAPE[0]} x {SHAPE[1]} float32, forward and backward, median ms of {PROCESSES} "
-          "alternated processes each")
-    print_ratios(results)
+    compare(__spec__.name, measure, PROCESSES,
+            f"{SHAPE[0]} x {SHAPE[1]} float32, forward and backward")
 
 
 if __name__ == "__main__":

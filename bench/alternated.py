@@ -1,11 +1,11 @@
 """Op benchmarks of dparray against PyTorch, one library per process, processes alternated.
 
-A benchmark module calls ``main_or_child(__spec__.name, measure, ...)``: run plainly
+A benchmark module calls ``compare(__spec__.name, measure, processes, title)``: run plainly
 (``python -m bench.NAME``), it starts itself again with ``--library dparray`` and ``--library
-torch`` in turn ``processes`` times (each library in
-a process of its own: as ``torch_process.py`` explains, the two slow each other down in one)
-and returns each library's list of results; a child runs ``measure(library)``, which times its
-calls with ``median_ms``, and prints the result as JSON for the parent.
+torch`` in turn ``processes`` times (each library in a process of its own: as
+``torch_process.py`` explains, the two slow each other down in one) and prints the table; a
+child runs ``measure(library)``, which times its calls with ``median_ms``, and prints the
+result as JSON for the parent.
 """
 
 from __future__ import annotations
@@ -33,24 +33,21 @@ def median_ms(call: Callable[[], Any], warm_up: int = 3, steps: int = 20) -> flo
     return statistics.median(times) * 1e3
 
 
-def main_or_child(module: str, measure: Callable[[str], dict[str, float]],
-                  processes: int) -> dict[str, list[dict[str, float]]] | None:
-    """In a child (``--library NAME`` on the command line): print ``measure(NAME)`` and return
-    None. Otherwise: each library's results from ``processes`` alternated children."""
+def compare(module: str, measure: Callable[[str], dict[str, float]], processes: int,
+            title: str) -> None:
+    """In a child (``--library NAME`` on the command line): print ``measure(NAME)`` as JSON.
+    Otherwise: run ``processes`` alternated children of each library, then print ``title``
+    and one line per measured call, the medians over the processes and their ratio."""
     if sys.argv[1:2] == ["--library"]:
         print(json.dumps(measure(sys.argv[2])))
-        return None
+        return
     results: dict[str, list[dict[str, float]]] = {library: [] for library in LIBRARIES}
     for _ in range(processes):
         for library in LIBRARIES:
             out = subprocess.run([sys.executable, "-m", module, "--library", library],
                                  capture_output=True, text=True, check=True).stdout
             results[library].append(json.loads(out))
-    return results
-
-
-def print_ratios(results: dict[str, list[dict[str, float]]]) -> None:
-    """One line per measured call: the medians over the processes and their ratio."""
+    print(f"{title}, median ms of {processes} alternated processes each")
     for name in results["dparray"][0]:
         ours = statistics.median(r[name] for r in results["dparray"])
         theirs = statistics.median(r[name] for r in results["torch"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .alternated import main_or_child, median_ms, print_ratios
+from .alternated import compare, median_ms
 
 ROWS, CLASSES = 700, 8500
 PROCESSES = 5
@@ -49,12 +49,8 @@ def measure(library: str) -> dict[str, float]:
 
 
 def main() -> None:
-    results = main_or_child(__spec__.name, measure, PROCESSES)
-    if results is None:
-        return
-    print(f"{ROWS} x {CLASSES} float32 logits, forward and backward, median ms of {PROCESSES} "
-          "alternated processes each")
-    print_ratios(results)
+    compare(__spec__.name, measure, PROCESSES,
+            f"{ROWS} x {CLASSES} float32 logits, forward and backward")
 
 
 if __name__ == "__main__":
