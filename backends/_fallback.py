@@ -8,7 +8,10 @@ it, and its ``backward`` then calls ``reference_backward``, so the pair always m
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from dparray.autograd import Function
 
@@ -60,3 +63,10 @@ def floating(*arrays: Any) -> bool:
             return False
     # the code, not dtype.name: NumPy computes the name in Python (5 us, on every kernel call)
     return dtype is not None and dtype.char in FLOAT_CODES
+
+
+def finite_in(kind: Any, *values: float) -> bool:
+    """Whether each constant stays finite in the arrays' type ``kind`` (``1e300`` does not
+    in float32): the compiled loops take their constants in it."""
+    with np.errstate(over="ignore"):
+        return all(math.isfinite(kind(value)) for value in values)

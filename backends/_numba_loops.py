@@ -24,7 +24,7 @@ from typing import Any
 import numba
 import numpy as np
 from numba import prange, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 # error_model="numpy": a division by zero gives inf or NaN, as in the references, instead of
 # raising ZeroDivisionError (Numba's default follows Python)
@@ -334,6 +334,14 @@ def sigmoid_backward(grad, out, one, result):  # pragma: no cover - compiled
 
 
 @jit
+def tanh_backward(grad, out, one, result):  # pragma: no cover - compiled
+    """``grad * (1 - out * out)`` in the reference's order, from tanh's output."""
+    for i in prange(out.shape[0]):
+        o = out[i]
+        result[i] = grad[i] * (one - o * o)
+
+
+@jit
 def scale_kept(x, keep, scale, out):  # pragma: no cover - compiled
     """``where(keep, x * scale, 0)``, dropout's forward and backward, in ``x``'s type."""
     for i in prange(x.shape[0]):
@@ -365,14 +373,14 @@ def binary_cross_entropy(t, log_x, log_rest, floor, one, out):  # pragma: no cov
         out[i] = -(w * (a if a > floor else floor) + (one - w) * (b if b > floor else floor))
 
 
-# log(1 - x) of float32 x, in float64, without a library call: libm's float32 log1p runs one
-# element at a time (18 ns an element on an AVX2 EPYC; NumPy's log, 2 ns). u = 1 - x is exact
-# in float64 for |x| >= 2^-29 (float32's 24 bits, and the 1, fit in float64's 53); u = m 2^k
-# with m in [sqrt(1/2), sqrt(2)) taken from u's bits; log m = 2 atanh(s), s = (m - 1) / (m + 1),
-# by its series to s^17 (|s| <= 0.1716: relative error below 1e-15). Below 2^-29, log(1 - x)
-# rounds to -x in float32. Rounded once to float32, the result was the correctly rounded one
-# for each of ten million float32 values in [0, 1] (libm's float32 log1p: 4.8% of them an ulp
-# away).
+# log(1 + y) of a float32 y, in float64, without a library call: libm's float32 log1p runs one
+# element at a time (18 ns an element on an AVX2 EPYC; NumPy's log, 2 ns). u = 1 + y is exact
+# in float64 for |y| >= 2^-29 up to 2^29 (float32's 24 bits, and the 1, fit in float64's 53;
+# beyond, u's rounding moves log u by 2^-53 at most); u = m 2^k with m in [sqrt(1/2), sqrt(2))
+# taken from u's bits; log m = 2 atanh(s), s = (m - 1) / (m + 1), by its series to s^17
+# (|s| <= 0.1716: relative error below 1e-15). Below 2^-29, log(1 + y) rounds to y in
+# float32. Rounded once to float32, the result was the correctly rounded one for each of ten
+# million float32 values in [-1, 0] (libm's float32 log1p: 4.8% of them an ulp away).
 SQRT_2 = math.sqrt(2.0)
 LN2 = math.log(2.0)
 EXACT_FROM = 2.0 ** -29
@@ -381,27 +389,47 @@ MANTISSA = 0x000FFFFFFFFFFFFF
 EXPONENT_OF_ONE = 0x3FF0000000000000
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def log_one_plus_float64(y):  # pragma: no cover - compiled
+    """``log(1 + y)`` of a float64 ``y`` that holds a float32 value, to float32's precision
+    and beyond (``-inf`` at -1, NaN below it or for NaN, ``inf`` at ``inf``)."""
+    u = 1.0 + y
+    bits = bits_of_float64(u)
+    k = np.int32((bits >> 52) & 0x7FF) - 1023
+    m = float64_from_bits((bits & MANTISSA) | EXPONENT_OF_ONE)
+    above = m > SQRT_2
+    m = m * 0.5 if above else m
+    k = k + 1 if above else k
+    f = m - 1.0
+    t = f / (2.0 + f)
+    z = t * t
+    r = k * LN2 + t * (A0 + z * (A1 + z * (A2 + z * (A3 + z * (A4 + z * (A5 + z * (
+        A6 + z * (A7 + z * A8))))))))
+    r = y if abs(y) < EXACT_FROM else r
+    r = -math.inf if u == 0.0 else (math.inf if u == math.inf else r)
+    return math.nan if u < 0.0 or y != y else r
+
+
 @jit
 def log_one_minus_float32(x, out):  # pragma: no cover - compiled
     """``log(1 - x)`` for float32 ``x`` (``-inf`` at 1, NaN above it or for NaN, ``inf`` at
     ``-inf``)."""
     for i in prange(x.shape[0]):
-        y = -np.float64(x[i])
-        u = 1.0 + y
-        bits = bits_of_float64(u)
-        k = np.int32((bits >> 52) & 0x7FF) - 1023
-        m = float64_from_bits((bits & MANTISSA) | EXPONENT_OF_ONE)
-        above = m > SQRT_2
-        m = m * 0.5 if above else m
-        k = k + 1 if above else k
-        f = m - 1.0
-        t = f / (2.0 + f)
-        z = t * t
-        r = k * LN2 + t * (A0 + z * (A1 + z * (A2 + z * (A3 + z * (A4 + z * (A5 + z * (
-            A6 + z * (A7 + z * A8))))))))
-        r = y if abs(y) < EXACT_FROM else r
-        r = -math.inf if u == 0.0 else (math.inf if u == math.inf else r)
-        out[i] = math.nan if u < 0.0 or y != y else r
+        out[i] = log_one_plus_float64(-np.float64(x[i]))
+
+
+def log_one_plus(v: Any) -> Any:
+    """``log(1 + v)`` in ``v``'s type, inside compiled loops: float32 from the series above,
+    rounded once (within an ulp of libm's float32 ``log1p``, usually its bits); float64 is
+    libm's ``log1p``, the function NumPy calls, to the bit."""
+    raise NotImplementedError("log_one_plus runs only inside compiled loops")
+
+
+@overload(log_one_plus, inline="always")
+def _log_one_plus_typed(v):  # pragma: no cover - compiled
+    if v == types.float32:
+        return lambda v: np.float32(log_one_plus_float64(np.float64(v)))
+    return lambda v: math.log1p(v)
 
 
 @jit
@@ -412,6 +440,145 @@ def binary_cross_entropy_backward(grad, x, t, one, epsilon,
         v = x[i]
         d = v * (one - v)
         out[i] = grad[i] * (v - t[i]) / (d if d > epsilon else epsilon)
+
+
+# ----------------------------------------------------------------------- softplus family
+# Softplus, log-sigmoid and Mish as their references compute them (``dparray.ops``'
+# ``elementwise.Softplus``, ``activations.Softplus``, ``LogSigmoid``, ``Mish``), given
+# ``e = exp(-|z|)`` from NumPy's SIMD exp (by the caller, between the loops), in the arrays'
+# type: ``beta``, ``threshold`` and ``one`` come in it. The logarithm is ``log_one_plus``.
+
+
+@jit
+def scale_and_negative_magnitude(x, beta, z, out):  # pragma: no cover - compiled
+    """``z = beta * x`` and ``-|z|`` into ``out``, whose exp is the softplus's ``e``."""
+    for i in prange(x.shape[0]):
+        v = beta * x[i]
+        z[i] = v
+        out[i] = -abs(v)
+
+
+@jit
+def softplus(x, e, beta, one, out):  # pragma: no cover - compiled
+    """``max(x, 0) + log(1 + e) / beta``: ``elementwise.Softplus``, no threshold."""
+    zero = one - one
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = (v if v > zero else zero) + log_one_plus(e[i]) / beta
+
+
+@jit
+def softplus_with_threshold(x, z, e, beta, threshold, one,
+                            out):  # pragma: no cover - compiled
+    """``x`` where ``z > threshold``, else ``(max(z, 0) + log(1 + e)) / beta``:
+    ``activations.Softplus``, PyTorch's form."""
+    zero = one - one
+    for i in prange(x.shape[0]):
+        w = z[i]
+        soft = ((w if w > zero else zero) + log_one_plus(e[i])) / beta
+        out[i] = x[i] if w > threshold else soft
+
+
+@jit
+def softplus_backward(grad, z, e, threshold, one, out):  # pragma: no cover - compiled
+    """``grad`` where ``z > threshold``, else ``grad * sigmoid(z)`` (no threshold: ``inf``)."""
+    for i in prange(z.shape[0]):
+        g, w = grad[i], z[i]
+        out[i] = g if w > threshold else g * sigmoid_of(w, e[i], one)
+
+
+@jit
+def log_sigmoid(x, e, one, out):  # pragma: no cover - compiled
+    """``min(x, 0) - log(1 + e)``."""
+    zero = one - one
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = (v if v < zero else zero) - log_one_plus(e[i])
+
+
+@jit
+def log_sigmoid_backward(grad, x, e, one, out):  # pragma: no cover - compiled
+    """``grad * sigmoid(-x)``."""
+    for i in prange(x.shape[0]):
+        out[i] = grad[i] * sigmoid_of(-x[i], e[i], one)
+
+
+@jit
+def mish_backward(grad, x, t, e, one, out):  # pragma: no cover - compiled
+    """``grad * (t + x * (1 - t * t) * sigmoid(x))`` with ``t = tanh(softplus(x))``."""
+    for i in prange(x.shape[0]):
+        v, w = x[i], t[i]
+        out[i] = grad[i] * (w + v * (one - w * w) * sigmoid_of(v, e[i], one))
+
+
+# ----------------------------------------------------------------------- ELU, SELU, CELU
+# ``expm1`` of float32 values in float64, without a library call (libm's runs one element at a
+# time: 11 ns an element on an AVX2 EPYC): y = k ln2 + r with k the nearest integer
+# (Cody-Waite, ln2 in two parts), |r| <= ln2 / 2, expm1(r) by its Taylor series to r^13
+# (relative error below 1e-17), and expm1(y) = 2^k expm1(r) + (2^k - 1), exact enough in
+# float64 at every k (k = 0 takes expm1(r) itself, keeping -0.0). Beyond [-120, 100] the result
+# is -1, or overflows, in float32, as at -inf and inf.
+EXPM1_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(2, 14))
+T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13 = EXPM1_TAYLOR
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def exp_minus_one_float64(y):  # pragma: no cover - compiled
+    """``exp(y) - 1`` of a float64 ``y`` that holds a float32 value, to float32's precision and
+    beyond."""
+    c = min(max(y, -120.0), 100.0)
+    kf = np.floor(c * LOG2E + 0.5)
+    k = np.int32(kf)
+    r = (c - kf * LN2_HI) - kf * LN2_LO
+    q = r * (1.0 + r * (T2 + r * (T3 + r * (T4 + r * (T5 + r * (T6 + r * (T7 + r * (
+        T8 + r * (T9 + r * (T10 + r * (T11 + r * (T12 + r * T13))))))))))))
+    power = float64_from_bits(np.int64(k + 1023) << 52)
+    result = q if k == 0 else power * q + (power - 1.0)
+    return y if y != y else result
+
+
+def exp_minus_one(v: Any) -> Any:
+    """``exp(v) - 1`` in ``v``'s type, inside compiled loops: float32 from the series above,
+    rounded once; float64 is libm's ``expm1``, the function NumPy calls, to the bit."""
+    raise NotImplementedError("exp_minus_one runs only inside compiled loops")
+
+
+@overload(exp_minus_one, inline="always")
+def _exp_minus_one_typed(v):  # pragma: no cover - compiled
+    if v == types.float32:
+        return lambda v: np.float32(exp_minus_one_float64(np.float64(v)))
+    return lambda v: math.expm1(v)
+
+
+# The reference's arithmetic (``dparray.ops.activations.Elu``) in the arrays' type: the
+# constants come in it, ``one`` is 1.
+
+
+@jit
+def elu(x, input_scale, scale, scale_alpha, one, out):  # pragma: no cover - compiled
+    """``scale * x`` where ``x > 0``, else ``scale_alpha * expm1(input_scale * x)``."""
+    zero = one - one
+    for i in prange(x.shape[0]):
+        v = x[i]
+        negative = input_scale * (zero if v > zero else v)
+        out[i] = scale * v if v > zero else scale_alpha * exp_minus_one(negative)
+
+
+@jit
+def elu_negative_side(x, input_scale, one, out):  # pragma: no cover - compiled
+    """``input_scale * where(x > 0, 0, x)``: its exp is the backward's slope."""
+    zero = one - one
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = input_scale * (zero if v > zero else v)
+
+
+@jit
+def elu_backward(grad, x, e, scale, slope_scale, one, out):  # pragma: no cover - compiled
+    """``grad * where(x > 0, scale, slope_scale * e)``, ``e`` the negative side's exp."""
+    zero = one - one
+    for i in prange(x.shape[0]):
+        out[i] = grad[i] * (scale if x[i] > zero else slope_scale * e[i])
 
 
 # ----------------------------------------------------------------------- softmax, by rows

@@ -35,6 +35,7 @@ from . import _update_arguments as update_arguments
 from ._binary_cross_entropy_kernel import BinaryCrossEntropyKernel
 from ._core_split import apply, exp
 from ._dropout_kernel import DropoutKernel
+from ._elu_kernel import EluKernel
 from ._fallback import Fallback, floating
 from ._low_precision import table as low_precision_table
 from ._mkl import matmul
@@ -46,13 +47,19 @@ from ._recurrence_kernels import (
     LSTMSequenceKernel,
     RNNSequenceKernel,
 )
-from ._sigmoid_kernels import SigmoidKernel, SiluKernel
+from ._sigmoid_kernels import SigmoidKernel, SiluKernel, TanhKernel
 from ._softmax_kernels import (
     LogSoftmaxKernel,
     SoftmaxKernel,
     exponentials_with_picks,
     log_softmax_rows_keeping_sums,
     softmax_rows,
+)
+from ._softplus_kernels import (
+    LogSigmoidKernel,
+    MishKernel,
+    SoftplusKernel,
+    SoftplusWithThresholdKernel,
 )
 
 
@@ -648,6 +655,12 @@ def table() -> dict[str, Any]:
         "relu": ReluKernel,
         "sigmoid": SigmoidKernel,
         "silu": SiluKernel,
+        "tanh": TanhKernel,
+        "softplus": SoftplusKernel,
+        "softplus_with_threshold": SoftplusWithThresholdKernel,
+        "logsigmoid": LogSigmoidKernel,
+        "mish": MishKernel,
+        "elu": EluKernel,
         "mse_loss": SquaredErrorKernel,
         "binary_cross_entropy": BinaryCrossEntropyKernel,
         "dropout": DropoutKernel,

@@ -136,6 +136,58 @@ def special_floats(dtype: type, size: int, rng: np.random.Generator) -> np.ndarr
     return values
 
 
+def float32_values_in_zero_to_one(rng: np.random.Generator) -> np.ndarray:
+    """Uniform ones, ones spread over every binade down to 1e-40, ones a few ulps below 1, and
+    the edges: 0, 1, subnormals, the smallest normal, both sides of 2^-29 (where 1 - x stops
+    being exact in float64)."""
+    uniform = rng.random(300_000, dtype=np.float32)
+    binades = np.exp(rng.uniform(np.log(1e-40), 0.0, 300_000)).astype(np.float32)
+    near_one = (1.0 - np.exp(rng.uniform(np.log(6e-8), 0.0, 300_000))).astype(np.float32)
+    tiny = np.finfo(np.float32)
+    boundary = np.float32(2.0 ** -29)
+    edges = np.array([0.0, 1.0, tiny.smallest_subnormal, tiny.tiny, 1e-30, boundary,
+                      np.nextafter(boundary, np.float32(0)), np.nextafter(boundary, np.float32(1)),
+                      np.nextafter(np.float32(1), np.float32(0)), 0.5, 0.25], np.float32)
+    return np.concatenate([edges, uniform, binades, near_one])
+
+
+def value_and_gradient(function, x, grad):
+    """``function`` of ``x`` (a NumPy array) and its gradient for the cotangent ``grad``, as
+    NumPy arrays, with NumPy's floating-point warnings off (the edges overflow)."""
+    t = to_tensor(x, requires_grad=True)
+    with np.errstate(all="ignore"):
+        out = function(t)
+        return out.numpy(), out.backward(to_tensor(grad))[t].numpy()
+
+
+def derivatives_as_the_reference_gives_them(function, x_array):
+    """The first and second derivatives of ``function(x).sum()`` in float64 (the second
+    through ``create_graph``), asserted equal to the bit to what the references give; the
+    kernels' elementwise ops replay their references, so they must be."""
+    def derivatives():
+        x = to_tensor(x_array, requires_grad=True)
+        (first,) = dp.autograd.grad(function(x).sum(), [x], create_graph=True)
+        (again,) = dp.autograd.grad(first.sum(), [x])
+        return first.numpy(), again.numpy()
+
+    kernel = derivatives()
+    with reference_only():
+        reference = derivatives()
+    for got, want in zip(kernel, reference, strict=True):
+        np.testing.assert_array_equal(got, want)
+    return kernel
+
+
+def assert_integer_input_gives_the_references_float(function, backend):
+    """``function`` of an integer tensor: the reference's float dtype and values (returned)."""
+    out = function(dp.tensor([-2, 0, 3], backend=backend))
+    with reference_only():
+        reference = function(dp.tensor([-2, 0, 3], backend=backend))
+    assert out.dtype == reference.dtype and out.dtype in (dp.float32, dp.float64)
+    np.testing.assert_array_equal(out.numpy(), reference.numpy())
+    return out.numpy()
+
+
 def assert_activation_under_data_parallel(activation, workers, rng):
     """``Linear`` then ``activation`` (an ``nn`` module) under DataParallel against unwrapped,
     in float64: values and gradients to 1e-12. Each worker's share of the batch is above the

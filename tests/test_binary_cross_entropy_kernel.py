@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import to_tensor
+from conftest import float32_values_in_zero_to_one, to_tensor
 
 import dparray as dp
 from dparray.kernels import reference_only
@@ -123,21 +123,6 @@ def test_under_data_parallel_the_same_as_unwrapped(workers, dtype, rng):
     expected = run(model)
     for got, want in zip(run(dp.DataParallel(model, workers)), expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
-
-
-def float32_values_in_zero_to_one(rng: np.random.Generator) -> np.ndarray:
-    """Uniform ones, ones spread over every binade down to 1e-40, ones a few ulps below 1, and
-    the edges: 0, 1, subnormals, the smallest normal, both sides of 2^-29 (where 1 - x stops
-    being exact in float64)."""
-    uniform = rng.random(300_000, dtype=np.float32)
-    binades = np.exp(rng.uniform(np.log(1e-40), 0.0, 300_000)).astype(np.float32)
-    near_one = (1.0 - np.exp(rng.uniform(np.log(6e-8), 0.0, 300_000))).astype(np.float32)
-    tiny = np.finfo(np.float32)
-    boundary = np.float32(2.0 ** -29)
-    edges = np.array([0.0, 1.0, tiny.smallest_subnormal, tiny.tiny, 1e-30, boundary,
-                      np.nextafter(boundary, np.float32(0)), np.nextafter(boundary, np.float32(1)),
-                      np.nextafter(np.float32(1), np.float32(0)), 0.5, 0.25], np.float32)
-    return np.concatenate([edges, uniform, binades, near_one])
 
 
 @pytest.mark.parametrize("size", [None, 11])  # the parallel loop, and its serial twin

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_activation_under_data_parallel, special_floats, to_tensor
+from conftest import (
+    assert_activation_under_data_parallel,
+    assert_integer_input_gives_the_references_float,
+    special_floats,
+    to_tensor,
+    value_and_gradient,
+)
 
 import dparray as dp
 from dparray.kernels import reference_only
@@ -25,22 +31,15 @@ def expected(x: np.ndarray) -> np.ndarray:
         return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def value_and_gradient(x: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    t = to_tensor(x, requires_grad=True)
-    with np.errstate(all="ignore"):
-        out = dp.sigmoid(t)
-        return out.numpy(), out.backward(to_tensor(grad))[t].numpy()
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", [19, 40_000])  # below and above the serial-loop threshold
 def test_the_kernel_gives_the_references_values_and_gradients_to_the_bit(dtype, size, rng):
     x = special_floats(dtype, size, rng)
     grad = rng.standard_normal(size).astype(dtype)
     grad[-3:] = [np.inf, np.nan, 0.0]
-    kernel = value_and_gradient(x, grad)
+    kernel = value_and_gradient(dp.sigmoid, x, grad)
     with reference_only():
-        reference = value_and_gradient(x, grad)
+        reference = value_and_gradient(dp.sigmoid, x, grad)
     out = expected(x)
     np.testing.assert_array_equal(kernel[0], out)
     np.testing.assert_array_equal(reference[0], out)
@@ -67,12 +66,8 @@ def test_gradcheck_in_float64(backend, kernels, rng):
 
 
 def test_integer_input_gives_the_references_float(backend, kernels):
-    out = dp.sigmoid(dp.tensor([-2, 0, 3], backend=backend))
-    with reference_only():
-        reference = dp.sigmoid(dp.tensor([-2, 0, 3], backend=backend))
-    assert out.dtype == reference.dtype and out.dtype in (dp.float32, dp.float64)
-    np.testing.assert_array_equal(out.numpy(), reference.numpy())
-    np.testing.assert_allclose(out.numpy(), 1.0 / (1.0 + np.exp(-np.array([-2.0, 0.0, 3.0]))),
+    out = assert_integer_input_gives_the_references_float(dp.sigmoid, backend)
+    np.testing.assert_allclose(out, 1.0 / (1.0 + np.exp(-np.array([-2.0, 0.0, 3.0]))),
                                rtol=1e-6)
 
 

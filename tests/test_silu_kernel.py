@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_activation_under_data_parallel, special_floats, to_tensor
+from conftest import (
+    assert_activation_under_data_parallel,
+    assert_integer_input_gives_the_references_float,
+    derivatives_as_the_reference_gives_them,
+    special_floats,
+    to_tensor,
+    value_and_gradient,
+)
 
 import dparray as dp
 from dparray.kernels import reference_only
@@ -22,22 +29,15 @@ from dparray.testing import gradcheck
 SIZES = [19, 40_000, 300_001]  # serial loops; parallel loops, one exp slice; several slices
 
 
-def value_and_gradient(x: np.ndarray, grad: np.ndarray, through=F.silu):
-    t = to_tensor(x, requires_grad=True)
-    with np.errstate(all="ignore"):
-        out = through(t)
-        return out.numpy(), out.backward(to_tensor(grad))[t].numpy()
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("size", SIZES)
 def test_the_kernel_gives_the_references_values_and_gradients_to_the_bit(dtype, size, rng):
     x = special_floats(dtype, size, rng)
     grad = rng.standard_normal(size).astype(dtype)
     grad[-3:] = [np.inf, np.nan, 0.0]
-    kernel = value_and_gradient(x, grad)
+    kernel = value_and_gradient(F.silu, x, grad)
     with reference_only():
-        reference = value_and_gradient(x, grad)
+        reference = value_and_gradient(F.silu, x, grad)
     for got, want in zip(kernel, reference, strict=True):
         assert got.dtype == dtype
         np.testing.assert_array_equal(got, want)
@@ -60,9 +60,9 @@ def test_the_numpy_backend_runs_the_kernel():
 def test_the_module_runs_the_kernel_as_the_function_does(rng):
     x = special_floats(np.float32, 40_000, rng).reshape(200, 200)
     grad = rng.standard_normal(x.shape).astype(np.float32)
-    module = value_and_gradient(x, grad, dp.nn.SiLU())
+    module = value_and_gradient(dp.nn.SiLU(), x, grad)
     with reference_only():
-        reference = value_and_gradient(x, grad, dp.nn.SiLU())
+        reference = value_and_gradient(dp.nn.SiLU(), x, grad)
     for got, want in zip(module, reference, strict=True):
         np.testing.assert_array_equal(got, want)
 
@@ -87,28 +87,14 @@ def test_gradcheck_in_float64(backend, kernels, rng):
 def test_second_derivatives_are_the_references(rng):
     x0 = rng.standard_normal((40, 1000))
 
-    def second(x_array):
-        x = to_tensor(x_array, requires_grad=True)
-        (first,) = dp.autograd.grad(F.silu(x).sum(), [x], create_graph=True)
-        (again,) = dp.autograd.grad(first.sum(), [x])
-        return first.numpy(), again.numpy()
-
-    kernel = second(x0)
-    with reference_only():
-        reference = second(x0)
-    for got, want in zip(kernel, reference, strict=True):
-        np.testing.assert_array_equal(got, want)
+    kernel = derivatives_as_the_reference_gives_them(F.silu, x0)
     s = 1.0 / (1.0 + np.exp(-x0))  # d2/dx2 of x s(x): s(1 - s)(2 + x(1 - 2s))
     np.testing.assert_allclose(kernel[1], s * (1 - s) * (2 + x0 * (1 - 2 * s)), rtol=1e-12,
                                atol=1e-15)
 
 
 def test_integer_input_gives_the_references_float(backend, kernels):
-    out = F.silu(dp.tensor([-2, 0, 3], backend=backend))
-    with reference_only():
-        reference = F.silu(dp.tensor([-2, 0, 3], backend=backend))
-    assert out.dtype == reference.dtype and out.dtype in (dp.float32, dp.float64)
-    np.testing.assert_array_equal(out.numpy(), reference.numpy())
+    assert_integer_input_gives_the_references_float(F.silu, backend)
 
 
 @pytest.mark.parametrize("workers", [2, 3])

@@ -22,7 +22,8 @@ from dparray.tensor import Tensor
 
 
 class _Elementwise(Module):
-    """An activation that applies one ``Function`` (made by ``op``) to its input."""
+    """An activation that applies one ``Function`` (made by ``op``) to its input; one with a
+    backend kernel overrides ``forward`` to call its function, which picks the kernel."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -66,8 +67,8 @@ class ELU(_Elementwise):
         super().__init__(inplace)
         self.alpha = check_number(alpha, "alpha", "ELU")
 
-    def op(self) -> Function:
-        return _act.Elu(self.alpha)
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.elu(check_tensor(input, "input", type(self).__name__), self.alpha)
 
     def extra_repr(self) -> str:
         return ", ".join(filter(None, [f"alpha={self.alpha}", super().extra_repr()]))
@@ -76,8 +77,8 @@ class ELU(_Elementwise):
 class SELU(_Elementwise):
     """The self-normalising ELU: ``scale * elu(x, alpha)`` with PyTorch's constants."""
 
-    def op(self) -> Function:
-        return _act.Elu(_act._SELU_ALPHA, _act._SELU_SCALE)
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.selu(check_tensor(input, "input", type(self).__name__))
 
 
 class CELU(_Elementwise):
@@ -87,8 +88,8 @@ class CELU(_Elementwise):
         super().__init__(inplace)
         self.alpha = _act.check_celu_alpha(alpha, "CELU")
 
-    def op(self) -> Function:
-        return _act.Elu(self.alpha, 1.0, 1.0 / self.alpha)
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.celu(check_tensor(input, "input", type(self).__name__), self.alpha)
 
     def extra_repr(self) -> str:
         return ", ".join(filter(None, [f"alpha={self.alpha}", super().extra_repr()]))
@@ -97,18 +98,15 @@ class CELU(_Elementwise):
 class SiLU(_Elementwise):
     """``x * sigmoid(x)`` (the swish)."""
 
-    def op(self) -> Function:
-        return _act.Silu()
-
-    def forward(self, input: Tensor) -> Tensor:  # through the function: the backend's kernel
+    def forward(self, input: Tensor) -> Tensor:
         return _act.silu(check_tensor(input, "input", type(self).__name__))
 
 
 class Mish(_Elementwise):
     """``x * tanh(softplus(x))``."""
 
-    def op(self) -> Function:
-        return _act.Mish()
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.mish(check_tensor(input, "input", type(self).__name__))
 
 
 class Hardswish(_Elementwise):
@@ -166,8 +164,9 @@ class Softplus(_Elementwise):
         super().__init__()
         self.beta, self.threshold = _act.check_softplus(beta, threshold, "Softplus")
 
-    def op(self) -> Function:
-        return _act.Softplus(self.beta, self.threshold)
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.softplus(check_tensor(input, "input", type(self).__name__), self.beta,
+                             self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -189,8 +188,8 @@ class LogSigmoid(_Elementwise):
     def __init__(self) -> None:
         super().__init__()
 
-    def op(self) -> Function:
-        return _act.LogSigmoid()
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.logsigmoid(check_tensor(input, "input", type(self).__name__))
 
 
 class PReLU(Module):

@@ -83,6 +83,7 @@ class Prelu(Function):
         return grad_x, grad_weight
 
 
+@reference("elu")
 class Elu(Function):
     """``scale * x`` where ``x > 0``, else ``scale * alpha * (exp(input_scale * x) - 1)``:
     ELU, and with other constants SELU and CELU (as PyTorch computes all three)."""
@@ -121,6 +122,7 @@ class Silu(Function):
         return grad * s * (1.0 + x * (1.0 - s))
 
 
+@reference("mish")
 class Mish(Function):
     """``x * tanh(softplus(x))``."""
 
@@ -188,6 +190,7 @@ class Hardtanh(Function):
         return xp.where(inside, grad, 0.0)
 
 
+@reference("softplus_with_threshold")
 class Softplus(Function):
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``
     (PyTorch's form, for ``nn.Softplus``; ``dparray.softplus`` has no threshold)."""
@@ -223,6 +226,7 @@ class Softsign(Function):
         return grad / (denominator * denominator)
 
 
+@reference("logsigmoid")
 class LogSigmoid(Function):
     """``log(sigmoid(x)) = -softplus(-x)``, without overflow for any ``x``."""
 
@@ -302,20 +306,23 @@ def prelu(x: Tensor, weight: Tensor) -> Tensor:
 def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
     where = "elu"
-    return Elu(check_number(alpha, "alpha", where))(check_tensor(x, "x", where))
+    x = check_tensor(x, "x", where)
+    return resolve(x.backend, Elu)(check_number(alpha, "alpha", where))(x)
 
 
 def selu(x: Tensor) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants ``alpha = 1.6733`` and
     ``scale = 1.0507`` (to 4 decimals)."""
-    return Elu(_SELU_ALPHA, _SELU_SCALE)(check_tensor(x, "x", "selu"))
+    x = check_tensor(x, "x", "selu")
+    return resolve(x.backend, Elu)(_SELU_ALPHA, _SELU_SCALE)(x)
 
 
 def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """``x`` where positive, else ``alpha * (exp(x / alpha) - 1)``; ``alpha`` is not 0."""
     where = "celu"
     value = check_celu_alpha(alpha, where)
-    return Elu(value, 1.0, 1.0 / value)(check_tensor(x, "x", where))
+    x = check_tensor(x, "x", where)
+    return resolve(x.backend, Elu)(value, 1.0, 1.0 / value)(x)
 
 
 def silu(x: Tensor) -> Tensor:
@@ -326,7 +333,8 @@ def silu(x: Tensor) -> Tensor:
 
 def mish(x: Tensor) -> Tensor:
     """``x * tanh(softplus(x))``."""
-    return Mish()(check_tensor(x, "x", "mish"))
+    x = check_tensor(x, "x", "mish")
+    return resolve(x.backend, Mish)()(x)
 
 
 def hardswish(x: Tensor) -> Tensor:
@@ -362,7 +370,8 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     ``beta * x > threshold``; ``beta`` must be positive."""
     where = "softplus"
     beta, threshold = check_softplus(beta, threshold, where)
-    return Softplus(beta, threshold)(check_tensor(x, "x", where))
+    x = check_tensor(x, "x", where)
+    return resolve(x.backend, Softplus)(beta, threshold)(x)
 
 
 def softsign(x: Tensor) -> Tensor:
@@ -378,4 +387,5 @@ def logsigmoid(x: Tensor) -> Tensor:
         >>> dp.logsigmoid(dp.tensor([-1000.0, 1000.0], dtype="float64")).tolist()
         [-1000.0, 0.0]
     """
-    return LogSigmoid()(check_tensor(x, "x", "logsigmoid"))
+    x = check_tensor(x, "x", "logsigmoid")
+    return resolve(x.backend, LogSigmoid)()(x)

@@ -96,6 +96,7 @@ class Abs(Function):
         return grad * self.xp.sign(x)
 
 
+@reference("tanh")
 class Tanh(Function):
     """``tanh(x)``."""
     saved_values = "output"  # only its output, which create_graph reaches through this node
@@ -181,6 +182,7 @@ class Gelu(Function):
         return grad * (cdf + x * xp.exp(-0.5 * x * x) * _INV_SQRT_2PI)
 
 
+@reference("softplus")
 class Softplus(Function):
     """``log(1 + exp(beta * x)) / beta``, computed without overflow."""
 
@@ -340,7 +342,7 @@ def abs(x: Tensor) -> Tensor:
 
 def tanh(x: Tensor) -> Tensor:
     """Elementwise hyperbolic tangent."""
-    return Tanh()(x)
+    return resolve(x.backend, Tanh)()(x)
 
 
 def sigmoid(x: Tensor) -> Tensor:
@@ -360,7 +362,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 def softplus(x: Tensor, beta: float = 1.0) -> Tensor:
     """Elementwise ``log(1 + exp(beta * x)) / beta`` (a smooth ReLU)."""
-    return Softplus(beta)(x)
+    return resolve(x.backend, Softplus)(beta)(x)
 
 
 def maximum(a: Any, b: Any) -> Tensor:
