@@ -139,6 +139,69 @@ def channels_backward(dy, x, mean, rstd, weight, dx, grad_w, grad_b):  # pragma:
                 dx[n, c, j] = r * (dy[n, c, j] * w - mean_g - xhat * mean_gx)
 
 
+# groups: x is (N * G, C / G, L), statistics per (sample, group) over the group's channels and
+# L, affine parameters per channel as (G, C / G); group norm, and instance norm (C / G = 1).
+
+
+@jit_sum
+def groups_forward(x, weight, bias, eps, out, mean, var, rstd):  # pragma: no cover
+    tasks, per_group, length = x.shape
+    groups = weight.shape[0]
+    count = per_group * length
+    for t in prange(tasks):
+        g = t % groups
+        total = 0.0
+        for k in range(per_group):
+            for j in range(length):
+                total += x[t, k, j]
+        mu = total / count
+        squares = 0.0
+        for k in range(per_group):
+            for j in range(length):
+                d = x[t, k, j] - mu
+                squares += d * d
+        r = 1.0 / math.sqrt(squares / count + eps)
+        mean[t] = mu
+        var[t] = squares / count
+        rstd[t] = r
+        for k in range(per_group):
+            scale, shift = r * weight[g, k], bias[g, k]
+            for j in range(length):
+                out[t, k, j] = (x[t, k, j] - mu) * scale + shift
+
+
+@jit_sum
+def groups_backward(dy, x, mean, rstd, weight, dx, partial_w, partial_b):  # pragma: no cover
+    """``partial_w`` and ``partial_b`` ``(N * G, C / G)``: each (sample, group)'s sums, which
+    the caller adds over the samples."""
+    tasks, per_group, length = x.shape
+    groups = weight.shape[0]
+    count = per_group * length
+    for t in prange(tasks):
+        g = t % groups
+        mu, r = mean[t], rstd[t]
+        sum_g = 0.0
+        sum_gx = 0.0
+        for k in range(per_group):
+            sum_dy = 0.0
+            sum_dyx = 0.0
+            for j in range(length):
+                d = dy[t, k, j]
+                sum_dy += d
+                sum_dyx += d * (x[t, k, j] - mu) * r
+            partial_w[t, k] = sum_dyx
+            partial_b[t, k] = sum_dy
+            sum_g += weight[g, k] * sum_dy
+            sum_gx += weight[g, k] * sum_dyx
+        mean_g = sum_g / count
+        mean_gx = sum_gx / count
+        for k in range(per_group):
+            w = weight[g, k]
+            for j in range(length):
+                xhat = (x[t, k, j] - mu) * r
+                dx[t, k, j] = r * (dy[t, k, j] * w - mean_g - xhat * mean_gx)
+
+
 # ----------------------------------------------------------------------- GELU
 # The loops below are plain arithmetic, which LLVM vectorises; the transcendental parts that
 # Numba would call one element at a time (exp, tanh) are NumPy's own SIMD ufuncs, run by the
@@ -581,6 +644,77 @@ def elu_backward(grad, x, e, scale, slope_scale, one, out):  # pragma: no cover 
         out[i] = grad[i] * (scale if x[i] > zero else slope_scale * e[i])
 
 
+# ----------------------------------------------------------------------- piecewise-linear
+# Leaky ReLU, hardtanh (and ReLU6), hardswish and the hard sigmoid as their references compute
+# them (``dparray.ops.activations``), in the arrays' type: the constants come in it. NumPy's
+# clip keeps x where it equals a bound (-0.0 stays -0.0) and passes NaN; so does ``clip``.
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def clip(v, low, high):  # pragma: no cover - compiled
+    """NumPy's ``clip(v, low, high)`` of one value."""
+    return low if v < low else (high if v > high else v)
+
+
+@jit
+def leaky_relu(x, slope, out):  # pragma: no cover - compiled
+    """``where(x > 0, x, slope * x)``."""
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = v if v > 0 else slope * v
+
+
+@jit
+def leaky_relu_backward(grad, x, slope, out):  # pragma: no cover - compiled
+    """``where(x > 0, grad, slope * grad)``."""
+    for i in prange(x.shape[0]):
+        g = grad[i]
+        out[i] = g if x[i] > 0 else slope * g
+
+
+@jit
+def hardtanh(x, low, high, out):  # pragma: no cover - compiled
+    for i in prange(x.shape[0]):
+        out[i] = clip(x[i], low, high)
+
+
+@jit
+def inside_backward(grad, x, low, high, divisor, out):  # pragma: no cover - compiled
+    """``where(low < x < high, grad / divisor, 0)``: hardtanh's (``divisor`` 1: ``grad``
+    itself, to the bit) and the hard sigmoid's (``grad / 6``)."""
+    zero = low - low
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = grad[i] / divisor if low < v and v < high else zero
+
+
+@jit
+def hardswish(x, three, six, out):  # pragma: no cover - compiled
+    """``x * clip(x + 3, 0, 6) / 6``."""
+    zero = three - three
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = v * clip(v + three, zero, six) / six
+
+
+@jit
+def hardswish_backward(grad, x, three, half, out):  # pragma: no cover - compiled
+    """``grad * where(x <= -3, 0, where(x >= 3, 1, x / 3 + 0.5))``."""
+    zero = three - three
+    one = three / three
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = grad[i] * (zero if v <= -three else (one if v >= three else v / three + half))
+
+
+@jit
+def hardsigmoid(x, three, six, out):  # pragma: no cover - compiled
+    """``clip(x + 3, 0, 6) / 6``."""
+    zero = three - three
+    for i in prange(x.shape[0]):
+        out[i] = clip(x[i] + three, zero, six) / six
+
+
 # ----------------------------------------------------------------------- softmax, by rows
 # As the references compute them: shifted = x - max(x) (NumPy's, by the caller, but under a
 # causal mask), then NumPy's exp (by the caller, between the loops), then the row sums.
@@ -899,6 +1033,234 @@ def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: n
 # A convolution's product comes out channel-major, (C, N, P) for P output positions per image,
 # and its result is image-major, (N, C, P); its output gradient goes the other way. NumPy's
 # strided copies between the two run on one thread and several times slower than these.
+
+
+# ----------------------------------------------------------------------- depthwise convolution
+# groups == input channels (MobileNet's, ConvNeXt's): each output channel oc reads input
+# channel oc // multiplier through its own kh x kw taps, weight (OC, kh * kw). Direct loops, one
+# image plane per task, instead of im2col's kh * kw copies of the input and a product with one
+# row per group. Each output sums kh * kw products, in the arrays' type as the reference's
+# product does; the weight's and bias's gradients sum over images and positions in float64,
+# in any order (``jit_sum``).
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def tap_columns(kw, sw, pw, dw, width, out_w):  # pragma: no cover - compiled
+    """For each column tap ``j``: its offset ``j * dw - pw`` and the outputs ``[lo, hi)`` it
+    reads inside the image (``window_range``), computed once, not per row."""
+    offsets = np.empty(kw, np.int64)
+    lows = np.empty(kw, np.int64)
+    highs = np.empty(kw, np.int64)
+    for j in range(kw):
+        offsets[j] = j * dw - pw
+        lows[j], highs[j] = window_range(width, out_w, sw, offsets[j])
+    return offsets, lows, highs
+
+
+# At stride 1 a plane is padded once (``padded_plane``) and each tap is one loop over the whole
+# plane, flattened with the padded width as its row pitch: output (oy, ox) sits at
+# oy * padded_width + ox and reads tap (i, j) at i * dh * padded_width + j * dw further on, so
+# the columns past the output's width are computed and dropped (a few percent) but no loop
+# is as short as a row.
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def padded_plane(source, ph, pw, out):  # pragma: no cover - compiled
+    """``source`` ``(H, W)`` into the middle of ``out``, zeros around it."""
+    out[:] = 0.0
+    height, width = source.shape
+    for y in range(height):
+        row, read = out[y + ph], source[y]
+        for xx in range(width):
+            row[xx + pw] = read[xx]
+
+
+@jit
+def depthwise_conv_unit_stride(x, weight, bias, kh, kw, ph, pw, dh, dw,
+                               out):  # pragma: no cover - compiled
+    """``depthwise_conv`` at stride 1, one loop over the flattened padded plane per tap."""
+    batch, channels, height, width = x.shape
+    _, planes, out_h, out_w = out.shape
+    multiplier = planes // channels
+    padded_w = width + 2 * pw
+    span = (out_h - 1) * padded_w + out_w
+    for task in prange(batch * planes):
+        n, oc = task // planes, task % planes
+        padded = np.empty((height + 2 * ph, padded_w), x.dtype)
+        padded_plane(x[n, oc // multiplier], ph, pw, padded)
+        read = padded.reshape(-1)
+        full = np.empty(span, out.dtype)
+        full[:] = bias[oc]
+        for i in range(kh):
+            for j in range(kw):
+                tap, start = weight[oc, i * kw + j], i * dh * padded_w + j * dw
+                shifted = read[start:start + span]
+                for p in range(span):
+                    full[p] += tap * shifted[p]
+        plane = out[n, oc]
+        for oy in range(out_h):
+            row, kept = plane[oy], full[oy * padded_w:oy * padded_w + out_w]
+            for ox in range(out_w):
+                row[ox] = kept[ox]
+
+
+@jit
+def depthwise_conv_unit_stride_input_gradient(grad, weight, kh, kw, ph, pw, dh, dw,
+                                              dx):  # pragma: no cover - compiled
+    """``depthwise_conv_input_gradient`` at stride 1: the gradient laid out at the padded
+    pitch (zeros past the output's width), each tap added back over the flattened plane."""
+    batch, channels, height, width = dx.shape
+    _, planes, out_h, out_w = grad.shape
+    multiplier = planes // channels
+    padded_w = width + 2 * pw
+    span = (out_h - 1) * padded_w + out_w
+    for task in prange(batch * channels):
+        n, c = task // channels, task % channels
+        padded = np.zeros((height + 2 * ph, padded_w), dx.dtype)
+        written = padded.reshape(-1)
+        spread = np.zeros(span, grad.dtype)
+        for oc in range(c * multiplier, (c + 1) * multiplier):
+            for oy in range(out_h):
+                row, target = grad[n, oc, oy], spread[oy * padded_w:oy * padded_w + out_w]
+                for ox in range(out_w):
+                    target[ox] = row[ox]
+            for i in range(kh):
+                for j in range(kw):
+                    tap, start = weight[oc, i * kw + j], i * dh * padded_w + j * dw
+                    shifted = written[start:start + span]
+                    for p in range(span):
+                        shifted[p] += tap * spread[p]
+        plane = dx[n, c]
+        for y in range(height):
+            row, kept = plane[y], padded[y + ph]
+            for xx in range(width):
+                row[xx] = kept[xx + pw]
+
+
+@jit_sum
+def depthwise_conv_unit_stride_weight_gradient(grad, x, kh, kw, ph, pw, dh, dw, dweight,
+                                               dbias):  # pragma: no cover - compiled
+    """``depthwise_conv_weight_gradient`` at stride 1: each tap one dot product over the
+    flattened padded plane, the gradient at the padded pitch."""
+    batch, channels, height, width = x.shape
+    _, planes, out_h, out_w = grad.shape
+    multiplier = planes // channels
+    padded_w = width + 2 * pw
+    span = (out_h - 1) * padded_w + out_w
+    for oc in prange(planes):
+        taps = np.zeros(kh * kw, np.float64)
+        total = 0.0
+        padded = np.empty((height + 2 * ph, padded_w), x.dtype)
+        read = padded.reshape(-1)
+        spread = np.zeros(span, grad.dtype)
+        for n in range(batch):
+            padded_plane(x[n, oc // multiplier], ph, pw, padded)
+            for oy in range(out_h):
+                row, target = grad[n, oc, oy], spread[oy * padded_w:oy * padded_w + out_w]
+                for ox in range(out_w):
+                    target[ox] = row[ox]
+                    total += row[ox]
+            for i in range(kh):
+                for j in range(kw):
+                    start = i * dh * padded_w + j * dw
+                    shifted = read[start:start + span]
+                    acc = 0.0
+                    for p in range(span):
+                        acc += np.float64(spread[p]) * shifted[p]
+                    taps[i * kw + j] += acc
+        for k in range(kh * kw):
+            dweight[oc, k] = taps[k]
+        dbias[oc] = total
+
+
+@jit
+def depthwise_conv(x, weight, bias, kh, kw, sh, sw, ph, pw, dh, dw,
+                   out):  # pragma: no cover - compiled
+    """``out`` ``(N, OC, OH, OW)`` of ``x`` ``(N, C, H, W)``, plus ``bias`` ``(OC,)``."""
+    batch, channels, height, width = x.shape
+    _, planes, out_h, out_w = out.shape
+    multiplier = planes // channels
+    offsets, lows, highs = tap_columns(kw, sw, pw, dw, width, out_w)
+    for task in prange(batch * planes):
+        n, oc = task // planes, task % planes
+        c = oc // multiplier
+        for oy in range(out_h):
+            row = out[n, oc, oy]
+            row[:] = bias[oc]
+            for i in range(kh):
+                y = oy * sh - ph + i * dh
+                if 0 <= y < height:
+                    source = x[n, c, y]
+                    for j in range(kw):
+                        tap, lo, hi = weight[oc, i * kw + j], lows[j], highs[j]
+                        # slices, indexed from 0: no negative-index test, so LLVM vectorises
+                        written = row[lo:hi]
+                        read = source[lo * sw + offsets[j]:(hi - 1) * sw + offsets[j] + 1:sw]
+                        for k in range(hi - lo):
+                            written[k] += tap * read[k]
+
+
+@jit
+def depthwise_conv_input_gradient(grad, weight, kh, kw, sh, sw, ph, pw, dh, dw,
+                                  dx):  # pragma: no cover - compiled
+    """``dx`` ``(N, C, H, W)`` from ``grad`` ``(N, OC, OH, OW)``: each tap's product added back
+    where it was read."""
+    batch, channels, height, width = dx.shape
+    _, planes, out_h, out_w = grad.shape
+    multiplier = planes // channels
+    offsets, lows, highs = tap_columns(kw, sw, pw, dw, width, out_w)
+    for task in prange(batch * channels):
+        n, c = task // channels, task % channels
+        plane = dx[n, c]
+        plane[:] = 0.0
+        for oc in range(c * multiplier, (c + 1) * multiplier):
+            for oy in range(out_h):
+                source = grad[n, oc, oy]
+                for i in range(kh):
+                    y = oy * sh - ph + i * dh
+                    if 0 <= y < height:
+                        target = plane[y]
+                        for j in range(kw):
+                            tap, lo, hi = weight[oc, i * kw + j], lows[j], highs[j]
+                            read = source[lo:hi]
+                            written = target[lo * sw + offsets[j]:(hi - 1) * sw + offsets[j] + 1:sw]
+                            for k in range(hi - lo):
+                                written[k] += tap * read[k]
+
+
+@jit_sum
+def depthwise_conv_weight_gradient(grad, x, kh, kw, sh, sw, ph, pw, dh, dw, dweight,
+                                   dbias):  # pragma: no cover - compiled
+    """``dweight`` ``(OC, kh * kw)`` and ``dbias`` ``(OC,)``, float64: sums over images and
+    output positions."""
+    batch, channels, height, width = x.shape
+    _, planes, out_h, out_w = grad.shape
+    multiplier = planes // channels
+    offsets, lows, highs = tap_columns(kw, sw, pw, dw, width, out_w)
+    for oc in prange(planes):
+        c = oc // multiplier
+        taps = np.zeros(kh * kw, np.float64)
+        total = 0.0
+        for n in range(batch):
+            for oy in range(out_h):
+                cotangent = grad[n, oc, oy]
+                for ox in range(out_w):
+                    total += cotangent[ox]
+                for i in range(kh):
+                    y = oy * sh - ph + i * dh
+                    if 0 <= y < height:
+                        source = x[n, c, y]
+                        for j in range(kw):
+                            lo, hi = lows[j], highs[j]
+                            back = cotangent[lo:hi]
+                            read = source[lo * sw + offsets[j]:(hi - 1) * sw + offsets[j] + 1:sw]
+                            acc = 0.0
+                            for k in range(hi - lo):
+                                acc += np.float64(back[k]) * read[k]
+                            taps[i * kw + j] += acc
+        for k in range(kh * kw):
+            dweight[oc, k] = taps[k]
+        dbias[oc] = total
 
 
 @jit

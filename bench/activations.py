@@ -17,8 +17,8 @@ from .alternated import compare, median_ms
 
 SHAPE = (4096, 512)
 PROCESSES = 3
-ACTIVATIONS = ("relu", "gelu", "sigmoid", "silu", "tanh", "softplus", "logsigmoid", "elu", "selu",
-               "mish")
+ACTIVATIONS = ("relu", "leaky_relu", "relu6", "hardswish", "gelu", "sigmoid", "silu", "tanh",
+               "softplus", "logsigmoid", "elu", "selu", "mish")
 
 
 def measure(library: str) -> dict[str, float]:

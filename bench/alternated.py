@@ -48,8 +48,9 @@ def compare(module: str, measure: Callable[[str], dict[str, float]], processes: 
                                  capture_output=True, text=True, check=True).stdout
             results[library].append(json.loads(out))
     print(f"{title}, median ms of {processes} alternated processes each")
+    width = max(map(len, results["dparray"][0]), default=0)
     for name in results["dparray"][0]:
         ours = statistics.median(r[name] for r in results["dparray"])
         theirs = statistics.median(r[name] for r in results["torch"])
-        print(f"  {name:24} dparray {ours:6.1f}   PyTorch {theirs:6.1f}   "
+        print(f"  {name:{width}} dparray {ours:6.1f}   PyTorch {theirs:6.1f}   "
               f"ratio {ours / theirs:.2f}x")

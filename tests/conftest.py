@@ -188,6 +188,21 @@ def assert_integer_input_gives_the_references_float(function, backend):
     return out.numpy()
 
 
+def assert_model_under_data_parallel(model, x_array, workers, tolerance=1e-12):
+    """``model`` (float64) under DataParallel against unwrapped: the output and the gradients
+    of ``sum(out ** 3)`` by the input and every parameter, to ``tolerance``."""
+    x = to_tensor(x_array, requires_grad=True)
+
+    def step(m):
+        out = m(x)
+        grads = (out * out * out).sum().backward()
+        return [out.numpy(), grads[x].numpy()] + [grads[p].numpy() for p in model.parameters()]
+
+    expected = step(model)
+    for got, want in zip(step(dp.DataParallel(model, workers)), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
 def assert_activation_under_data_parallel(activation, workers, rng):
     """``Linear`` then ``activation`` (an ``nn`` module) under DataParallel against unwrapped,
     in float64: values and gradients to 1e-12. Each worker's share of the batch is above the

@@ -2,9 +2,10 @@
 CELU, SiLU, Mish, Hardswish, Hardsigmoid, Hardtanh, ReLU6, Softplus, Softsign, LogSigmoid and
 Softmin (ReLU, GELU, Tanh, Sigmoid and Softmax are in ``dparray.nn.layers``).
 
-Each checks its settings once, in its constructor, and runs one graph node per call
-(``dparray.ops.activations``). ``inplace`` is accepted for PyTorch's code and changes nothing:
-dparray never writes into an array, so the result is always a new tensor.
+Each checks its settings in its constructor and calls its function in
+``dparray.ops.activations``: one graph node per call, the backend's kernel where it has one.
+``inplace`` is accepted for PyTorch's code and changes nothing: dparray never writes into an
+array, so the result is always a new tensor.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 
 from dparray import ops
 from dparray._checks import check_bool, check_int, check_number, check_tensor
-from dparray.autograd import Function
 from dparray.nn import init as _init
 from dparray.nn.layers import _AlongDim
 from dparray.nn.module import Module
@@ -22,18 +22,15 @@ from dparray.tensor import Tensor
 
 
 class _Elementwise(Module):
-    """An activation that applies one ``Function`` (made by ``op``) to its input; one with a
-    backend kernel overrides ``forward`` to call its function, which picks the kernel."""
+    """An activation whose ``forward`` calls its function in ``dparray.ops.activations``
+    (which picks the backend's kernel, if it has one) on the checked input."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = check_bool(inplace, "inplace", type(self).__name__)
 
-    def op(self) -> Function:
-        raise NotImplementedError
-
-    def forward(self, input: Tensor) -> Tensor:
-        return self.op()(check_tensor(input, "input", type(self).__name__))
+    def _checked(self, input: Any) -> Tensor:
+        return check_tensor(input, "input", type(self).__name__)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -52,8 +49,8 @@ class LeakyReLU(_Elementwise):
         super().__init__(inplace)
         self.negative_slope = check_number(negative_slope, "negative_slope", "LeakyReLU")
 
-    def op(self) -> Function:
-        return _act.LeakyRelu(self.negative_slope)
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.leaky_relu(self._checked(input), self.negative_slope)
 
     def extra_repr(self) -> str:
         return ", ".join(filter(None, [f"negative_slope={self.negative_slope}",
@@ -68,7 +65,7 @@ class ELU(_Elementwise):
         self.alpha = check_number(alpha, "alpha", "ELU")
 
     def forward(self, input: Tensor) -> Tensor:
-        return _act.elu(check_tensor(input, "input", type(self).__name__), self.alpha)
+        return _act.elu(self._checked(input), self.alpha)
 
     def extra_repr(self) -> str:
         return ", ".join(filter(None, [f"alpha={self.alpha}", super().extra_repr()]))
@@ -78,7 +75,7 @@ class SELU(_Elementwise):
     """The self-normalising ELU: ``scale * elu(x, alpha)`` with PyTorch's constants."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return _act.selu(check_tensor(input, "input", type(self).__name__))
+        return _act.selu(self._checked(input))
 
 
 class CELU(_Elementwise):
@@ -89,7 +86,7 @@ class CELU(_Elementwise):
         self.alpha = _act.check_celu_alpha(alpha, "CELU")
 
     def forward(self, input: Tensor) -> Tensor:
-        return _act.celu(check_tensor(input, "input", type(self).__name__), self.alpha)
+        return _act.celu(self._checked(input), self.alpha)
 
     def extra_repr(self) -> str:
         return ", ".join(filter(None, [f"alpha={self.alpha}", super().extra_repr()]))
@@ -99,28 +96,28 @@ class SiLU(_Elementwise):
     """``x * sigmoid(x)`` (the swish)."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return _act.silu(check_tensor(input, "input", type(self).__name__))
+        return _act.silu(self._checked(input))
 
 
 class Mish(_Elementwise):
     """``x * tanh(softplus(x))``."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return _act.mish(check_tensor(input, "input", type(self).__name__))
+        return _act.mish(self._checked(input))
 
 
 class Hardswish(_Elementwise):
     """``x * relu6(x + 3) / 6``."""
 
-    def op(self) -> Function:
-        return _act.Hardswish()
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.hardswish(self._checked(input))
 
 
 class Hardsigmoid(_Elementwise):
     """``relu6(x + 3) / 6``."""
 
-    def op(self) -> Function:
-        return _act.Hardsigmoid()
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.hardsigmoid(self._checked(input))
 
 
 class Hardtanh(_Elementwise):
@@ -138,8 +135,8 @@ class Hardtanh(_Elementwise):
         self.min_val, self.max_val = _act.check_hardtanh_bounds(min_val, max_val,
                                                                 type(self).__name__)
 
-    def op(self) -> Function:
-        return _act.Hardtanh(self.min_val, self.max_val)
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.hardtanh(self._checked(input), self.min_val, self.max_val)
 
     def extra_repr(self) -> str:
         return ", ".join(filter(None, [f"min_val={self.min_val}, max_val={self.max_val}",
@@ -165,7 +162,7 @@ class Softplus(_Elementwise):
         self.beta, self.threshold = _act.check_softplus(beta, threshold, "Softplus")
 
     def forward(self, input: Tensor) -> Tensor:
-        return _act.softplus(check_tensor(input, "input", type(self).__name__), self.beta,
+        return _act.softplus(self._checked(input), self.beta,
                              self.threshold)
 
     def extra_repr(self) -> str:
@@ -178,8 +175,8 @@ class Softsign(_Elementwise):
     def __init__(self) -> None:
         super().__init__()
 
-    def op(self) -> Function:
-        return _act.Softsign()
+    def forward(self, input: Tensor) -> Tensor:
+        return _act.softsign(self._checked(input))
 
 
 class LogSigmoid(_Elementwise):
@@ -189,7 +186,7 @@ class LogSigmoid(_Elementwise):
         super().__init__()
 
     def forward(self, input: Tensor) -> Tensor:
-        return _act.logsigmoid(check_tensor(input, "input", type(self).__name__))
+        return _act.logsigmoid(self._checked(input))
 
 
 class PReLU(Module):

@@ -50,6 +50,7 @@ def _softplus(xp: Any, x: Any) -> Any:
     return xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
+@reference("leaky_relu")
 class LeakyRelu(Function):
     """``x`` where ``x > 0``, else ``negative_slope * x``."""
 
@@ -138,6 +139,7 @@ class Mish(Function):
         return grad * (t + x * (1.0 - t * t) * _sigmoid(self.xp, x))
 
 
+@reference("hardswish")
 class Hardswish(Function):
     """``x * relu6(x + 3) / 6``."""
 
@@ -155,6 +157,7 @@ class Hardswish(Function):
         return grad * slope
 
 
+@reference("hardsigmoid")
 class Hardsigmoid(Function):
     """``relu6(x + 3) / 6``."""
 
@@ -171,6 +174,7 @@ class Hardsigmoid(Function):
         return xp.where(inside, grad / 6.0, 0.0)
 
 
+@reference("hardtanh")
 class Hardtanh(Function):
     """``x`` limited to ``[min_val, max_val]``; the gradient passes strictly inside (not at
     NaN)."""
@@ -291,7 +295,8 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     """
     where = "leaky_relu"
     slope = check_number(negative_slope, "negative_slope", where)
-    return LeakyRelu(slope)(check_tensor(x, "x", where))
+    x = check_tensor(x, "x", where)
+    return resolve(x.backend, LeakyRelu)(slope)(x)
 
 
 def prelu(x: Tensor, weight: Tensor) -> Tensor:
@@ -339,12 +344,14 @@ def mish(x: Tensor) -> Tensor:
 
 def hardswish(x: Tensor) -> Tensor:
     """``x * relu6(x + 3) / 6``, the piecewise-quadratic swish."""
-    return Hardswish()(check_tensor(x, "x", "hardswish"))
+    x = check_tensor(x, "x", "hardswish")
+    return resolve(x.backend, Hardswish)()(x)
 
 
 def hardsigmoid(x: Tensor) -> Tensor:
     """``relu6(x + 3) / 6``, the piecewise-linear sigmoid."""
-    return Hardsigmoid()(check_tensor(x, "x", "hardsigmoid"))
+    x = check_tensor(x, "x", "hardsigmoid")
+    return resolve(x.backend, Hardsigmoid)()(x)
 
 
 def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -357,12 +364,14 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """
     where = "hardtanh"
     low, high = check_hardtanh_bounds(min_val, max_val, where)
-    return Hardtanh(low, high)(check_tensor(x, "x", where))
+    x = check_tensor(x, "x", where)
+    return resolve(x.backend, Hardtanh)(low, high)(x)
 
 
 def relu6(x: Tensor) -> Tensor:
     """``min(max(x, 0), 6)``; no gradient at 0 and 6."""
-    return Hardtanh(0.0, 6.0)(check_tensor(x, "x", "relu6"))
+    x = check_tensor(x, "x", "relu6")
+    return resolve(x.backend, Hardtanh)(0.0, 6.0)(x)
 
 
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
