@@ -188,6 +188,24 @@ def assert_integer_input_gives_the_references_float(function, backend):
     return out.numpy()
 
 
+def assert_mixed_second_derivatives_are_the_references(op, x_array, w_array, tolerance):
+    """``d(sum(out ** 3))/dx`` with ``create_graph``, then the gradient of its sum of squares
+    by ``w``, for ``out = op(x, w)`` in float64: the same, to ``tolerance``, with the
+    references alone (a layer's kernel replays its reference for the second pass)."""
+    def second():
+        x, w = to_tensor(x_array, requires_grad=True), to_tensor(w_array, requires_grad=True)
+        out = op(x, w)
+        (first,) = dp.autograd.grad((out * out * out).sum(), [x], create_graph=True)
+        (again,) = dp.autograd.grad((first * first).sum(), [w])
+        return first.numpy(), again.numpy()
+
+    kernel = second()
+    with reference_only():
+        reference = second()
+    for got, want in zip(kernel, reference, strict=True):
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
 def assert_model_under_data_parallel(model, x_array, workers, tolerance=1e-12):
     """``model`` (float64) under DataParallel against unwrapped: the output and the gradients
     of ``sum(out ** 3)`` by the input and every parameter, to ``tolerance``."""

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_model_under_data_parallel, to_tensor
+from conftest import (
+    assert_mixed_second_derivatives_are_the_references,
+    assert_model_under_data_parallel,
+    to_tensor,
+)
 
 import dparray as dp
 from dparray.kernels import reference_only
@@ -143,20 +147,9 @@ def test_gradcheck_in_float64(backend, kernels, rng):
 
 
 def test_second_derivatives_are_the_references(rng):
-    x0, w0 = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((3, 1, 3, 3))
-
-    def second():
-        x, w = to_tensor(x0, requires_grad=True), to_tensor(w0, requires_grad=True)
-        out = F.conv2d(x, w, padding=1, groups=3)
-        (first,) = dp.autograd.grad((out * out).sum(), [x], create_graph=True)
-        (again,) = dp.autograd.grad((first * first).sum(), [w])
-        return first.numpy(), again.numpy()
-
-    kernel = second()
-    with reference_only():
-        reference = second()
-    for got, want in zip(kernel, reference, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert_mixed_second_derivatives_are_the_references(
+        lambda x, w: F.conv2d(x, w, padding=1, groups=3),
+        rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((3, 1, 3, 3)), 1e-12)
 
 
 @pytest.mark.parametrize("workers", [2, 3])

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_model_under_data_parallel, to_tensor
+from conftest import (
+    assert_mixed_second_derivatives_are_the_references,
+    assert_model_under_data_parallel,
+    to_tensor,
+)
 
 import dparray as dp
 from dparray.kernels import reference_only, resolve
@@ -118,20 +122,9 @@ def test_gradcheck_in_float64(backend, kernels, rng):
 
 
 def test_second_derivatives_are_the_references(rng):
-    x0, w0 = rng.standard_normal((3, 4, 10)), rng.standard_normal(4)
-
-    def second():
-        x, w = to_tensor(x0, requires_grad=True), to_tensor(w0, requires_grad=True)
-        out = F.group_norm(x, 2, w, None)
-        (first,) = dp.autograd.grad((out * out * out).sum(), [x], create_graph=True)
-        (again,) = dp.autograd.grad((first * first).sum(), [w])
-        return first.numpy(), again.numpy()
-
-    kernel = second()
-    with reference_only():
-        reference = second()
-    for got, want in zip(kernel, reference, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
+    assert_mixed_second_derivatives_are_the_references(
+        lambda x, w: F.group_norm(x, 2, w, None),
+        rng.standard_normal((3, 4, 10)), rng.standard_normal(4), 1e-11)
 
 
 @pytest.mark.parametrize("workers", [2, 3])
