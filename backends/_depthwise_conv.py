@@ -5,14 +5,13 @@ The general kernel (``ConvKernel``) copies every window into a ``(C * kh * kw, N
 array and multiplies one group at a time; with one input channel per group that product has
 one row, so the copy is most of the work and BLAS has nothing to block. A 3 x 3 depthwise
 layer over 32 x 64 x 32 x 32 float32, forward and backward, took 68 ms that way against
-PyTorch's 11. Here each image plane is its own task: forward and input gradient loop over the
-taps -- at stride 1 each tap one loop over the whole padded plane, flattened, otherwise a row
-of outputs at a time -- and the weight's gradient sums each tap over images and positions,
-one output channel per task: 7.5 ms for that layer (in-process, against 118 for the
-reference). Each output sums its taps in the arrays' type, as the reference's product does,
-so results agree with the reference's to float32's precision, not to the bit; the weight's
-and bias's gradients sum in float64, in any order (``jit_sum``). The node saves the input
-rather than its windows: ``kh * kw`` times less memory until backward.
+PyTorch's 11. Here each image plane is its own task, split into its stride phases so that
+each tap is one long loop at unit stride (``_numba_loops``), and the weight's gradient sums
+each tap over images and positions, one output channel per task (``python -m bench.layers``
+has the times beside PyTorch's). Each output sums its taps in the arrays' type, as the
+reference's product does, so results agree with the reference's to float32's precision, not
+to the bit; the weight's and bias's gradients sum in float64, in any order (``jit_sum``). The
+node saves the input rather than its windows: ``kh * kw`` times less memory until backward.
 """
 
 from __future__ import annotations
@@ -35,11 +34,6 @@ def _geometry(windows: Any) -> tuple[int, ...]:
     return kh, kw, sh, sw, ph, pw, dh, dw
 
 
-def _unit_stride(windows: Any) -> tuple[int, ...]:
-    (kh, kw), (ph, pw), (dh, dw) = windows.kernel, windows.padding, windows.dilation
-    return kh, kw, ph, pw, dh, dw
-
-
 def forward(x: Any, weight: Any, bias: Any, windows: Any) -> Any:
     """``(N, OC, OH, OW)``: the convolution of ``x`` (contiguous) by ``weight`` ``(OC, 1, kh,
     kw)``."""
@@ -51,10 +45,7 @@ def forward(x: Any, weight: Any, bias: Any, windows: Any) -> Any:
         return out
     flat_bias = np.zeros(oc, x.dtype) if bias is None else np.ascontiguousarray(bias).ravel()
     kernel = np.ascontiguousarray(weight).reshape(oc, -1)
-    if windows.stride == (1, 1):
-        _loops().depthwise_conv_unit_stride(x, kernel, flat_bias, *_unit_stride(windows), out)
-    else:
-        _loops().depthwise_conv(x, kernel, flat_bias, *_geometry(windows), out)
+    _loops().depthwise_conv(x, kernel, flat_bias, *_geometry(windows), out)
     return out
 
 
@@ -71,22 +62,13 @@ def backward(grad: Any, x: Any, weight: Any, windows: Any,
     kernel = np.ascontiguousarray(weight).reshape(oc, -1)
     geometry = _geometry(windows)
     grad_x = grad_weight = grad_bias = None
-    unit = windows.stride == (1, 1)
     loops = _loops()
     if wanted[0]:
         grad_x = np.empty(x.shape, x.dtype)
-        if unit:
-            loops.depthwise_conv_unit_stride_input_gradient(grad, kernel, *_unit_stride(windows),
-                                                            grad_x)
-        else:
-            loops.depthwise_conv_input_gradient(grad, kernel, *geometry, grad_x)
+        loops.depthwise_conv_input_gradient(grad, kernel, *geometry, grad_x)
     if wanted[1] or wanted[2]:
         taps, sums = np.empty(kernel.shape, np.float64), np.empty(oc, np.float64)
-        if unit:
-            loops.depthwise_conv_unit_stride_weight_gradient(grad, x, *_unit_stride(windows),
-                                                             taps, sums)
-        else:
-            loops.depthwise_conv_weight_gradient(grad, x, *geometry, taps, sums)
+        loops.depthwise_conv_weight_gradient(grad, x, *geometry, taps, sums)
         grad_weight = taps.astype(x.dtype).reshape(weight.shape) if wanted[1] else None
         grad_bias = sums.astype(x.dtype) if wanted[2] else None
     return grad_x, grad_weight, grad_bias

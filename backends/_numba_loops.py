@@ -1037,140 +1037,62 @@ def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: n
 
 # ----------------------------------------------------------------------- depthwise convolution
 # groups == input channels (MobileNet's, ConvNeXt's): each output channel oc reads input
-# channel oc // multiplier through its own kh x kw taps, weight (OC, kh * kw). Direct loops, one
-# image plane per task, instead of im2col's kh * kw copies of the input and a product with one
-# row per group. Each output sums kh * kw products, in the arrays' type as the reference's
-# product does; the weight's and bias's gradients sum over images and positions in float64,
-# in any order (``jit_sum``).
+# channel oc // multiplier through its own kh x kw taps, weight (OC, kh * kw). One image plane
+# per task, no window copies. The padded plane is split into its sh x sw stride phases
+# (``to_phases``: phase (a, b) holds the padded rows a, a + sh, ... and columns b, b + sw, ...),
+# so that every tap reads one phase at unit stride; each tap is then one loop over the whole
+# phase, flattened with the phase's width as the row pitch: output (oy, ox) sits at
+# oy * pitch + ox, and tap (i, j) reads its phase ((i dh) % sh, (j dw) % sw) at
+# ((i dh) // sh) * pitch + (j dw) // sw further on. The columns past the output's width are
+# computed and dropped (a few percent); no loop is as short as a row. Each output sums its
+# taps in the arrays' type, as the reference's product does; the weight's and bias's gradients
+# sum in float64, in any order (``jit_sum``).
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
-def tap_columns(kw, sw, pw, dw, width, out_w):  # pragma: no cover - compiled
-    """For each column tap ``j``: its offset ``j * dw - pw`` and the outputs ``[lo, hi)`` it
-    reads inside the image (``window_range``), computed once, not per row."""
-    offsets = np.empty(kw, np.int64)
-    lows = np.empty(kw, np.int64)
-    highs = np.empty(kw, np.int64)
-    for j in range(kw):
-        offsets[j] = j * dw - pw
-        lows[j], highs[j] = window_range(width, out_w, sw, offsets[j])
-    return offsets, lows, highs
-
-
-# At stride 1 a plane is padded once (``padded_plane``) and each tap is one loop over the whole
-# plane, flattened with the padded width as its row pitch: output (oy, ox) sits at
-# oy * padded_width + ox and reads tap (i, j) at i * dh * padded_width + j * dw further on, so
-# the columns past the output's width are computed and dropped (a few percent) but no loop
-# is as short as a row.
-
-
-@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
-def padded_plane(source, ph, pw, out):  # pragma: no cover - compiled
-    """``source`` ``(H, W)`` into the middle of ``out``, zeros around it."""
-    out[:] = 0.0
+def to_phases(source, sh, sw, ph, pw, phases):  # pragma: no cover - compiled
+    """The plane ``source`` ``(H, W)``, padded by ``(ph, pw)``, as its stride phases
+    ``(sh, sw, rows, pitch)``; zeros in the padding and past the plane."""
+    phases[:] = 0.0
     height, width = source.shape
-    for y in range(height):
-        row, read = out[y + ph], source[y]
-        for xx in range(width):
-            row[xx + pw] = read[xx]
+    rows, pitch = phases.shape[2], phases.shape[3]
+    for a in range(sh):
+        for b in range(sw):
+            lo, hi = window_range(width, pitch, sw, b - pw)
+            for r in range(rows):
+                y = r * sh + a - ph
+                if 0 <= y < height:
+                    read, written = source[y], phases[a, b, r]
+                    for q in range(lo, hi):
+                        written[q] = read[q * sw + b - pw]
 
 
-@jit
-def depthwise_conv_unit_stride(x, weight, bias, kh, kw, ph, pw, dh, dw,
-                               out):  # pragma: no cover - compiled
-    """``depthwise_conv`` at stride 1, one loop over the flattened padded plane per tap."""
-    batch, channels, height, width = x.shape
-    _, planes, out_h, out_w = out.shape
-    multiplier = planes // channels
-    padded_w = width + 2 * pw
-    span = (out_h - 1) * padded_w + out_w
-    for task in prange(batch * planes):
-        n, oc = task // planes, task % planes
-        padded = np.empty((height + 2 * ph, padded_w), x.dtype)
-        padded_plane(x[n, oc // multiplier], ph, pw, padded)
-        read = padded.reshape(-1)
-        full = np.empty(span, out.dtype)
-        full[:] = bias[oc]
-        for i in range(kh):
-            for j in range(kw):
-                tap, start = weight[oc, i * kw + j], i * dh * padded_w + j * dw
-                shifted = read[start:start + span]
-                for p in range(span):
-                    full[p] += tap * shifted[p]
-        plane = out[n, oc]
-        for oy in range(out_h):
-            row, kept = plane[oy], full[oy * padded_w:oy * padded_w + out_w]
-            for ox in range(out_w):
-                row[ox] = kept[ox]
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def from_phases(phases, sh, sw, ph, pw, target):  # pragma: no cover - compiled
+    """``to_phases`` undone: the plane ``target`` ``(H, W)`` from its padded stride phases."""
+    height, width = target.shape
+    rows, pitch = phases.shape[2], phases.shape[3]
+    for a in range(sh):
+        for b in range(sw):
+            lo, hi = window_range(width, pitch, sw, b - pw)
+            for r in range(rows):
+                y = r * sh + a - ph
+                if 0 <= y < height:
+                    read, written = phases[a, b, r], target[y]
+                    for q in range(lo, hi):
+                        written[q * sw + b - pw] = read[q]
 
 
-@jit
-def depthwise_conv_unit_stride_input_gradient(grad, weight, kh, kw, ph, pw, dh, dw,
-                                              dx):  # pragma: no cover - compiled
-    """``depthwise_conv_input_gradient`` at stride 1: the gradient laid out at the padded
-    pitch (zeros past the output's width), each tap added back over the flattened plane."""
-    batch, channels, height, width = dx.shape
-    _, planes, out_h, out_w = grad.shape
-    multiplier = planes // channels
-    padded_w = width + 2 * pw
-    span = (out_h - 1) * padded_w + out_w
-    for task in prange(batch * channels):
-        n, c = task // channels, task % channels
-        padded = np.zeros((height + 2 * ph, padded_w), dx.dtype)
-        written = padded.reshape(-1)
-        spread = np.zeros(span, grad.dtype)
-        for oc in range(c * multiplier, (c + 1) * multiplier):
-            for oy in range(out_h):
-                row, target = grad[n, oc, oy], spread[oy * padded_w:oy * padded_w + out_w]
-                for ox in range(out_w):
-                    target[ox] = row[ox]
-            for i in range(kh):
-                for j in range(kw):
-                    tap, start = weight[oc, i * kw + j], i * dh * padded_w + j * dw
-                    shifted = written[start:start + span]
-                    for p in range(span):
-                        shifted[p] += tap * spread[p]
-        plane = dx[n, c]
-        for y in range(height):
-            row, kept = plane[y], padded[y + ph]
-            for xx in range(width):
-                row[xx] = kept[xx + pw]
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def phase_shape(height, width, sh, sw, ph, pw):  # pragma: no cover - compiled
+    """``(rows, pitch)``: each stride phase's size, the padded plane's divided up."""
+    return -(-(height + 2 * ph) // sh), -(-(width + 2 * pw) // sw)
 
 
-@jit_sum
-def depthwise_conv_unit_stride_weight_gradient(grad, x, kh, kw, ph, pw, dh, dw, dweight,
-                                               dbias):  # pragma: no cover - compiled
-    """``depthwise_conv_weight_gradient`` at stride 1: each tap one dot product over the
-    flattened padded plane, the gradient at the padded pitch."""
-    batch, channels, height, width = x.shape
-    _, planes, out_h, out_w = grad.shape
-    multiplier = planes // channels
-    padded_w = width + 2 * pw
-    span = (out_h - 1) * padded_w + out_w
-    for oc in prange(planes):
-        taps = np.zeros(kh * kw, np.float64)
-        total = 0.0
-        padded = np.empty((height + 2 * ph, padded_w), x.dtype)
-        read = padded.reshape(-1)
-        spread = np.zeros(span, grad.dtype)
-        for n in range(batch):
-            padded_plane(x[n, oc // multiplier], ph, pw, padded)
-            for oy in range(out_h):
-                row, target = grad[n, oc, oy], spread[oy * padded_w:oy * padded_w + out_w]
-                for ox in range(out_w):
-                    target[ox] = row[ox]
-                    total += row[ox]
-            for i in range(kh):
-                for j in range(kw):
-                    start = i * dh * padded_w + j * dw
-                    shifted = read[start:start + span]
-                    acc = 0.0
-                    for p in range(span):
-                        acc += np.float64(spread[p]) * shifted[p]
-                    taps[i * kw + j] += acc
-        for k in range(kh * kw):
-            dweight[oc, k] = taps[k]
-        dbias[oc] = total
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def tap_start(i, j, sh, sw, dh, dw, pitch):  # pragma: no cover - compiled
+    """Tap (i, j)'s phase and where in it, flattened, output (0, 0) reads."""
+    return (i * dh) % sh, (j * dw) % sw, ((i * dh) // sh) * pitch + (j * dw) // sw
 
 
 @jit
@@ -1180,84 +1102,91 @@ def depthwise_conv(x, weight, bias, kh, kw, sh, sw, ph, pw, dh, dw,
     batch, channels, height, width = x.shape
     _, planes, out_h, out_w = out.shape
     multiplier = planes // channels
-    offsets, lows, highs = tap_columns(kw, sw, pw, dw, width, out_w)
+    rows, pitch = phase_shape(height, width, sh, sw, ph, pw)
+    span = (out_h - 1) * pitch + out_w
     for task in prange(batch * planes):
         n, oc = task // planes, task % planes
-        c = oc // multiplier
+        phases = np.empty((sh, sw, rows, pitch), x.dtype)
+        to_phases(x[n, oc // multiplier], sh, sw, ph, pw, phases)
+        full = np.empty(span, out.dtype)
+        full[:] = bias[oc]
+        for i in range(kh):
+            for j in range(kw):
+                a, b, start = tap_start(i, j, sh, sw, dh, dw, pitch)
+                tap, read = weight[oc, i * kw + j], phases[a, b].reshape(-1)[start:start + span]
+                for p in range(span):
+                    full[p] += tap * read[p]
+        plane = out[n, oc]
         for oy in range(out_h):
-            row = out[n, oc, oy]
-            row[:] = bias[oc]
-            for i in range(kh):
-                y = oy * sh - ph + i * dh
-                if 0 <= y < height:
-                    source = x[n, c, y]
-                    for j in range(kw):
-                        tap, lo, hi = weight[oc, i * kw + j], lows[j], highs[j]
-                        # slices, indexed from 0: no negative-index test, so LLVM vectorises
-                        written = row[lo:hi]
-                        read = source[lo * sw + offsets[j]:(hi - 1) * sw + offsets[j] + 1:sw]
-                        for k in range(hi - lo):
-                            written[k] += tap * read[k]
+            row, kept = plane[oy], full[oy * pitch:oy * pitch + out_w]
+            for ox in range(out_w):
+                row[ox] = kept[ox]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def at_pitch(grad_plane, pitch, spread):  # pragma: no cover - compiled
+    """An output plane ``(OH, OW)`` laid out at the phases' pitch, into ``spread``."""
+    out_h, out_w = grad_plane.shape
+    for oy in range(out_h):
+        row, target = grad_plane[oy], spread[oy * pitch:oy * pitch + out_w]
+        for ox in range(out_w):
+            target[ox] = row[ox]
 
 
 @jit
 def depthwise_conv_input_gradient(grad, weight, kh, kw, sh, sw, ph, pw, dh, dw,
                                   dx):  # pragma: no cover - compiled
     """``dx`` ``(N, C, H, W)`` from ``grad`` ``(N, OC, OH, OW)``: each tap's product added back
-    where it was read."""
+    into the phase it read."""
     batch, channels, height, width = dx.shape
     _, planes, out_h, out_w = grad.shape
     multiplier = planes // channels
-    offsets, lows, highs = tap_columns(kw, sw, pw, dw, width, out_w)
+    rows, pitch = phase_shape(height, width, sh, sw, ph, pw)
+    span = (out_h - 1) * pitch + out_w
     for task in prange(batch * channels):
         n, c = task // channels, task % channels
-        plane = dx[n, c]
-        plane[:] = 0.0
+        phases = np.zeros((sh, sw, rows, pitch), dx.dtype)
+        spread = np.zeros(span, grad.dtype)  # zeros past the output's width stay zeros
         for oc in range(c * multiplier, (c + 1) * multiplier):
-            for oy in range(out_h):
-                source = grad[n, oc, oy]
-                for i in range(kh):
-                    y = oy * sh - ph + i * dh
-                    if 0 <= y < height:
-                        target = plane[y]
-                        for j in range(kw):
-                            tap, lo, hi = weight[oc, i * kw + j], lows[j], highs[j]
-                            read = source[lo:hi]
-                            written = target[lo * sw + offsets[j]:(hi - 1) * sw + offsets[j] + 1:sw]
-                            for k in range(hi - lo):
-                                written[k] += tap * read[k]
+            at_pitch(grad[n, oc], pitch, spread)
+            for i in range(kh):
+                for j in range(kw):
+                    a, b, start = tap_start(i, j, sh, sw, dh, dw, pitch)
+                    tap = weight[oc, i * kw + j]
+                    written = phases[a, b].reshape(-1)[start:start + span]
+                    for p in range(span):
+                        written[p] += tap * spread[p]
+        from_phases(phases, sh, sw, ph, pw, dx[n, c])
 
 
 @jit_sum
 def depthwise_conv_weight_gradient(grad, x, kh, kw, sh, sw, ph, pw, dh, dw, dweight,
                                    dbias):  # pragma: no cover - compiled
-    """``dweight`` ``(OC, kh * kw)`` and ``dbias`` ``(OC,)``, float64: sums over images and
-    output positions."""
+    """``dweight`` ``(OC, kh * kw)`` and ``dbias`` ``(OC,)``, float64: each tap one dot
+    product per image over the flattened phase it reads."""
     batch, channels, height, width = x.shape
     _, planes, out_h, out_w = grad.shape
     multiplier = planes // channels
-    offsets, lows, highs = tap_columns(kw, sw, pw, dw, width, out_w)
+    rows, pitch = phase_shape(height, width, sh, sw, ph, pw)
+    span = (out_h - 1) * pitch + out_w
     for oc in prange(planes):
-        c = oc // multiplier
         taps = np.zeros(kh * kw, np.float64)
         total = 0.0
+        phases = np.empty((sh, sw, rows, pitch), x.dtype)
+        spread = np.zeros(span, grad.dtype)
         for n in range(batch):
-            for oy in range(out_h):
-                cotangent = grad[n, oc, oy]
-                for ox in range(out_w):
-                    total += cotangent[ox]
-                for i in range(kh):
-                    y = oy * sh - ph + i * dh
-                    if 0 <= y < height:
-                        source = x[n, c, y]
-                        for j in range(kw):
-                            lo, hi = lows[j], highs[j]
-                            back = cotangent[lo:hi]
-                            read = source[lo * sw + offsets[j]:(hi - 1) * sw + offsets[j] + 1:sw]
-                            acc = 0.0
-                            for k in range(hi - lo):
-                                acc += np.float64(back[k]) * read[k]
-                            taps[i * kw + j] += acc
+            to_phases(x[n, oc // multiplier], sh, sw, ph, pw, phases)
+            at_pitch(grad[n, oc], pitch, spread)
+            for p in range(span):
+                total += spread[p]
+            for i in range(kh):
+                for j in range(kw):
+                    a, b, start = tap_start(i, j, sh, sw, dh, dw, pitch)
+                    read = phases[a, b].reshape(-1)[start:start + span]
+                    acc = 0.0
+                    for p in range(span):
+                        acc += np.float64(spread[p]) * read[p]
+                    taps[i * kw + j] += acc
         for k in range(kh * kw):
             dweight[oc, k] = taps[k]
         dbias[oc] = total
