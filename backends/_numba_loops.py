@@ -1256,6 +1256,24 @@ def scatter_add_rows(out, index, values, shares):  # pragma: no cover - compiled
 # operands of an addition, and x86 returns the first operand's NaN).
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def decayed(p, g, with_decay, decoupled, decay):  # pragma: no cover - compiled
+    """``(p, g)`` after weight decay: ``p * decay`` when ``decoupled`` (``decay`` is then the
+    factor ``1 - lr * weight_decay``), else ``g + decay * p``."""
+    if with_decay:
+        if decoupled:
+            return p * decay, g
+        return p, g + decay * p
+    return p, g
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def lerp(start, end, near, weight, far):  # pragma: no cover - compiled
+    """``dparray.optim._shared.lerp``: from ``start`` when ``near`` (a weight below 0.5), else
+    from ``end`` (``far`` is ``1 - weight``)."""
+    return start + weight * (end - start) if near else end - (end - start) * far
+
+
 @jit
 def adam_update(param, grad, m, v, first, with_decay, decoupled, decay, beta1, keep1, beta2,
                 keep2, step_size, inverse_bias2, eps, out, m_out, v_out):  # pragma: no cover
@@ -1263,13 +1281,7 @@ def adam_update(param, grad, m, v, first, with_decay, decoupled, decay, beta1, k
     parameter's factor ``1 - lr * weight_decay``; ``keep1``, ``keep2``: ``1 - beta1``,
     ``1 - beta2``."""
     for i in prange(param.shape[0]):
-        p = param[i]
-        g = grad[i]
-        if with_decay:
-            if decoupled:
-                p = p * decay
-            else:
-                g = g + decay * p
+        p, g = decayed(param[i], grad[i], with_decay, decoupled, decay)
         if first:
             mi = keep1 * g
             vi = keep2 * g * g
@@ -1308,6 +1320,80 @@ def adadelta_update(param, grad, square, accumulated, first, with_decay, decay, 
         square_out[i] = s
         accumulated_out[i] = rho * a + keep * d * d
         out[i] = param[i] - lr * d
+
+
+@jit
+def rmsprop_update(param, grad, square, average, buffer, first_square, first_average,
+                   first_buffer, with_decay, centered, with_momentum, near, decay, alpha, keep,
+                   far, eps, momentum, lr, zero, out, square_out, average_out,
+                   buffer_out):  # pragma: no cover - compiled
+    """``keep``: ``1 - alpha``, the gradient average's lerp weight; ``far``: ``1 - keep``, its
+    other factor when ``near`` is False; ``zero``: the states' start."""
+    for i in prange(param.shape[0]):
+        p = param[i]
+        g = grad[i] + decay * p if with_decay else grad[i]
+        s = zero if first_square else square[i]
+        s = alpha * s + keep * g * g
+        square_out[i] = s
+        if centered:
+            a = lerp(zero if first_average else average[i], g, near, keep, far)
+            average_out[i] = a
+            divisor = math.sqrt(s - a * a) + eps
+        else:
+            divisor = math.sqrt(s) + eps
+        if with_momentum:
+            b = g / divisor if first_buffer else momentum * buffer[i] + g / divisor
+            buffer_out[i] = b
+            out[i] = p - lr * b
+        else:
+            out[i] = p - (lr * g) / divisor
+
+
+@jit
+def adagrad_update(param, grad, total, with_decay, decay, step_size, eps, out,
+                   total_out):  # pragma: no cover - compiled
+    for i in prange(param.shape[0]):
+        p = param[i]
+        g = grad[i] + decay * p if with_decay else grad[i]
+        t = total[i] + g * g
+        total_out[i] = t
+        out[i] = p - (step_size * g) / (math.sqrt(t) + eps)
+
+
+@jit
+def adamax_update(param, grad, average, infinity, first, with_decay, near, decay, weight, far,
+                  beta2, eps, step_size, zero, out, average_out,
+                  infinity_out):  # pragma: no cover - compiled
+    """``weight``: ``1 - beta1``, the first moment's lerp weight; ``far``: ``1 - weight``; the
+    infinity norm ``max(beta2 * u, |g| + eps)`` NaN wherever either side is, as NumPy's."""
+    for i in prange(param.shape[0]):
+        p = param[i]
+        g = grad[i] + decay * p if with_decay else grad[i]
+        m = lerp(zero if first else average[i], g, near, weight, far)
+        u = beta2 * (zero if first else infinity[i])
+        v = abs(g) + eps
+        u = u if u > v or u != u else v
+        average_out[i] = m
+        infinity_out[i] = u
+        out[i] = p - (step_size * m) / u
+
+
+@jit
+def nadam_update(param, grad, average, square, first, with_decay, decoupled, near, decay,
+                 weight, far, beta2, keep2, correction, eps, grad_weight, avg_weight, zero, out,
+                 average_out, square_out):  # pragma: no cover - compiled
+    """``decay``: the decoupled factor or the L2 weight decay; ``keep2``: ``1 - beta2``;
+    ``correction``: ``1 - beta2^step``."""
+    for i in prange(param.shape[0]):
+        p, g = decayed(param[i], grad[i], with_decay, decoupled, decay)
+        m = lerp(zero if first else average[i], g, near, weight, far)
+        s = zero if first else square[i]
+        s = beta2 * s + keep2 * g * g
+        average_out[i] = m
+        square_out[i] = s
+        d = math.sqrt(s / correction) + eps
+        p = p + (grad_weight * g) / d
+        out[i] = p + (avg_weight * m) / d
 
 
 # ----------------------------------------------------------------------- recurrences

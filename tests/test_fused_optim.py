@@ -24,7 +24,25 @@ OPTIMIZERS = {
     "adadelta": lambda ps: optim.Adadelta(ps),
     "adadelta_decay": lambda ps: optim.Adadelta(ps, lr=0.5, rho=0.8, eps=1e-5,
                                                 weight_decay=0.1),
+    "rmsprop": lambda ps: optim.RMSprop(ps, lr=0.01),
+    "rmsprop_decay_momentum": lambda ps: optim.RMSprop(ps, lr=0.01, weight_decay=0.1,
+                                                       momentum=0.9),
+    "rmsprop_centered": lambda ps: optim.RMSprop(ps, lr=0.01, alpha=0.9, centered=True),
+    "rmsprop_centered_momentum": lambda ps: optim.RMSprop(ps, lr=0.01, alpha=0.3, eps=1e-4,
+                                                          centered=True, momentum=0.5),
+    "adagrad": lambda ps: optim.Adagrad(ps, lr=0.1),
+    "adagrad_decay": lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.05, weight_decay=0.1,
+                                              initial_accumulator_value=0.5, eps=1e-6),
+    "adamax": lambda ps: optim.Adamax(ps, lr=0.01),
+    "adamax_decay": lambda ps: optim.Adamax(ps, lr=0.01, betas=(0.3, 0.9), eps=1e-4,
+                                            weight_decay=0.1),
+    "nadam": lambda ps: optim.NAdam(ps, lr=0.01),
+    "nadam_l2": lambda ps: optim.NAdam(ps, lr=0.01, betas=(0.4, 0.99), weight_decay=0.1),
+    "nadam_decoupled": lambda ps: optim.NAdam(ps, lr=0.01, weight_decay=0.1,
+                                              decoupled_weight_decay=True, momentum_decay=0.01),
 }
+FUSED = {"adam_update", "sgd_update", "adadelta_update", "rmsprop_update", "adagrad_update",
+         "adamax_update", "nadam_update"}
 
 
 def _run(name, dtype, rng_seed, context):
@@ -62,8 +80,7 @@ def test_fused_update_equals_the_reference(name, dtype, backend):
 
 
 def test_the_numpy_backend_has_the_fused_updates():
-    assert {"adam_update", "sgd_update", "adadelta_update"} <= set(
-        dp.get_backend("numpy").kernels)
+    assert set(dp.get_backend("numpy").kernels) >= FUSED
 
 
 def test_the_cupy_kernel_table_has_the_fused_updates():
@@ -108,14 +125,16 @@ def test_an_option_the_step_does_not_use_is_not_computed_with(momentum, backend)
     np.testing.assert_array_equal(run(kernels_enabled), run(reference_only))
 
 
-@pytest.mark.parametrize("name", ["adam", "sgd", "adadelta"])
+@pytest.mark.parametrize("name", ["adam", "sgd", "adadelta", "rmsprop", "adagrad", "adamax",
+                                  "nadam"])
 def test_a_zero_option_keeps_its_sign(name, backend):
     """The kernels' scalars are shared between calls with equal options; -0.0 == 0.0, yet an
     lr of -0.0 turns a -0.0 parameter into +0.0 where an lr of 0.0 keeps it -0.0."""
     def run(lr, context):
         param = to_tensor(np.array([-0.0, -0.0], np.float32), requires_grad=True)
-        opt = {"adam": optim.Adam, "sgd": optim.SGD, "adadelta": optim.Adadelta}[name](
-            [param], lr=lr)
+        opt = {"adam": optim.Adam, "sgd": optim.SGD, "adadelta": optim.Adadelta,
+               "rmsprop": optim.RMSprop, "adagrad": optim.Adagrad, "adamax": optim.Adamax,
+               "nadam": optim.NAdam}[name]([param], lr=lr)
         with context():
             opt.step(dp.Gradients({param: to_tensor(np.array([1.0, 2.0], np.float32))}))
         return np.signbit(param.numpy())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from dparray.kernels import reference
 from dparray.optim._shared import OptionCheck, non_negative
 from dparray.optim.optimizer import Optimizer
 
@@ -52,6 +53,7 @@ class Adagrad(Optimizer):
     def _initial_sum(xp: Any, param: Any, group: Mapping[str, Any]) -> Any:
         return xp.full_like(param, group["initial_accumulator_value"])
 
+    @reference("adagrad_update")
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
         if group["weight_decay"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from dparray.kernels import reference
 from dparray.optim._shared import OptionCheck, betas, lerp, non_negative
 from dparray.optim.optimizer import Optimizer
 
@@ -39,6 +40,7 @@ class Adamax(Optimizer):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay})
 
+    @reference("adamax_update")
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]

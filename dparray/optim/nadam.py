@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from dparray.kernels import reference
 from dparray.optim._shared import OptionCheck, betas, flag, lerp, non_negative
 from dparray.optim.optimizer import Optimizer
 
@@ -49,18 +50,31 @@ class NAdam(Optimizer):
                                   "weight_decay": weight_decay, "momentum_decay": momentum_decay,
                                   "decoupled_weight_decay": decoupled_weight_decay})
 
-    def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-               group: dict[str, Any]) -> Any:
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        decay, momentum_decay = group["weight_decay"], group["momentum_decay"]
-        if decay and group["decoupled_weight_decay"]:
-            param = param * (1.0 - lr * decay)
-        elif decay:
-            grad = grad + decay * param
+    @staticmethod
+    def step_weights(state: Mapping[str, Any],
+                     group: Mapping[str, Any]) -> tuple[int, float, float, float]:
+        """This step's count, ``mu_product`` and the weights of the gradient and of the first
+        moment in the update (Python floats; the fused kernels take them from here too)."""
+        lr, beta1 = group["lr"], group["betas"][0]
+        momentum_decay = group["momentum_decay"]
         step = state.get("step", 0) + 1
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
         mu_product = state.get("mu_product", 1.0) * mu
+        grad_weight = -lr * (1.0 - mu) / (1.0 - mu_product)
+        avg_weight = (-lr * mu_next) / (1.0 - mu_product * mu_next)
+        return step, mu_product, grad_weight, avg_weight
+
+    @reference("nadam_update")
+    def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
+               group: dict[str, Any]) -> Any:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        decay = group["weight_decay"]
+        if decay and group["decoupled_weight_decay"]:
+            param = param * (1.0 - lr * decay)
+        elif decay:
+            grad = grad + decay * param
+        step, mu_product, grad_weight, avg_weight = self.step_weights(state, group)
         exp_avg = state.get("exp_avg")
         exp_avg_sq = state.get("exp_avg_sq")
         if exp_avg is None or exp_avg_sq is None:
@@ -69,7 +83,5 @@ class NAdam(Optimizer):
         exp_avg_sq = beta2 * exp_avg_sq + (1.0 - beta2) * grad * grad
         state.update(step=step, mu_product=mu_product, exp_avg=exp_avg, exp_avg_sq=exp_avg_sq)
         denominator = xp.sqrt(exp_avg_sq / (1.0 - beta2**step)) + eps
-        grad_weight = -lr * (1.0 - mu) / (1.0 - mu_product)
-        avg_weight = (-lr * mu_next) / (1.0 - mu_product * mu_next)
         param = param + (grad_weight * grad) / denominator
         return param + (avg_weight * exp_avg) / denominator

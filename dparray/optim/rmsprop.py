@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from dparray.kernels import reference
 from dparray.optim._shared import OptionCheck, flag, lerp, non_negative, unit_interval
 from dparray.optim.optimizer import Optimizer
 
@@ -56,6 +57,7 @@ class RMSprop(Optimizer):
             keys.append("grad_avg")
         return tuple(keys)
 
+    @reference("rmsprop_update")
     def update(self, xp: Any, param: Any, grad: Any, state: dict[str, Any],
                group: dict[str, Any]) -> Any:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
