@@ -567,6 +567,23 @@ def log_sigmoid_backward(grad, x, e, one, out):  # pragma: no cover - compiled
 
 
 @jit
+def binary_cross_entropy_with_logits(x, t, e, one, out):  # pragma: no cover - compiled
+    """``(max(x, 0) + log(1 + e)) - x * t``."""
+    zero = one - one
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = ((v if v > zero else zero) + log_one_plus(e[i])) - v * t[i]
+
+
+@jit
+def binary_cross_entropy_with_logits_backward(grad, x, t, e, one,
+                                              out):  # pragma: no cover - compiled
+    """``grad * (sigmoid(x) - t)``."""
+    for i in prange(x.shape[0]):
+        out[i] = grad[i] * (sigmoid_of(x[i], e[i], one) - t[i])
+
+
+@jit
 def mish_backward(grad, x, t, e, one, out):  # pragma: no cover - compiled
     """``grad * (t + x * (1 - t * t) * sigmoid(x))`` with ``t = tanh(softplus(x))``."""
     for i in prange(x.shape[0]):
@@ -1033,6 +1050,60 @@ def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: n
 # A convolution's product comes out channel-major, (C, N, P) for P output positions per image,
 # and its result is image-major, (N, C, P); its output gradient goes the other way. NumPy's
 # strided copies between the two run on one thread and several times slower than these.
+
+
+# ----------------------------------------------------------------------- interpolation
+# Resampling along one axis as ``dparray.ops.interpolate.Interpolate`` computes it, the array
+# viewed as (outer, size, inner) around the axis: output i is the sum over taps j, in order,
+# of x[taps[j, i]] * weights[j, i]; the adjoint adds each grad[i] * weights[j, i] back into
+# entry taps[j, i], taps in order and each tap's outputs in order -- the order of the
+# reference's sums (``_take_axis.take_adjoint``), so the results are its bits. Sums start
+# from -0.0, which adds as nothing; the reference adds a +0.0 for each reading depth an entry
+# lacks, which turns a -0.0 sum (or none) into +0.0, and so do the loops for those entries.
+
+
+@jit
+def resample_axis(x, taps, weights, out):  # pragma: no cover - compiled
+    """``out`` ``(outer, out_size, inner)`` from ``x`` ``(outer, size, inner)``."""
+    outer, _, inner = x.shape
+    count, out_size = taps.shape
+    for o in prange(outer):
+        source, target = x[o], out[o]
+        if inner == 1:
+            for i in range(out_size):
+                total = source[taps[0, i], 0] * weights[0, i]
+                for j in range(1, count):
+                    total += source[taps[j, i], 0] * weights[j, i]
+                target[i, 0] = total
+        else:
+            for i in range(out_size):
+                row, read, w = target[i], source[taps[0, i]], weights[0, i]
+                for k in range(inner):
+                    row[k] = read[k] * w
+                for j in range(1, count):
+                    read, w = source[taps[j, i]], weights[j, i]
+                    for k in range(inner):
+                        row[k] += read[k] * w
+
+
+@jit
+def resample_axis_adjoint(grad, taps, weights, shallow, out):  # pragma: no cover - compiled
+    """``out`` ``(outer, size, inner)`` from ``grad`` ``(outer, out_size, inner)``; ``shallow``:
+    the entries fewer outputs read than the most read one."""
+    outer, _, inner = out.shape
+    count, out_size = taps.shape
+    for o in prange(outer):
+        source, target = grad[o], out[o]
+        target[:] = -0.0
+        for j in range(count):
+            for i in range(out_size):
+                row, read, w = target[taps[j, i]], source[i], weights[j, i]
+                for k in range(inner):
+                    row[k] += read[k] * w
+        for e in shallow:
+            row = target[e]
+            for k in range(inner):
+                row[k] += 0.0
 
 
 # ----------------------------------------------------------------------- depthwise convolution

@@ -39,6 +39,7 @@ from ._core_split import apply, exp
 from ._dropout_kernel import DropoutKernel
 from ._elu_kernel import EluKernel
 from ._fallback import Fallback, floating
+from ._interpolate_kernel import InterpolateKernel
 from ._low_precision import table as low_precision_table
 from ._mkl import matmul
 from ._mkl import status as mkl_status
@@ -64,6 +65,7 @@ from ._softmax_kernels import (
     softmax_rows,
 )
 from ._softplus_kernels import (
+    BinaryCrossEntropyWithLogitsKernel,
     LogSigmoidKernel,
     MishKernel,
     SoftplusKernel,
@@ -855,6 +857,7 @@ def table() -> dict[str, Any]:
         "hardsigmoid": HardsigmoidKernel,
         "mse_loss": SquaredErrorKernel,
         "binary_cross_entropy": BinaryCrossEntropyKernel,
+        "binary_cross_entropy_with_logits": BinaryCrossEntropyWithLogitsKernel,
         "dropout": DropoutKernel,
         "softmax": SoftmaxKernel,
         "log_softmax": LogSoftmaxKernel,
@@ -872,6 +875,7 @@ def table() -> dict[str, Any]:
         "conv1d": Conv1dKernel,
         "conv_transpose2d": ConvTransposeKernel,
         "conv_transpose1d": ConvTranspose1dKernel,
+        "interpolate": InterpolateKernel,
         "max_pool1d": MaxPool1dKernel,
         "avg_pool1d": AvgPool1dKernel,
         "sum_of_squares": sum_of_squares,

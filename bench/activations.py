@@ -5,8 +5,7 @@
 
 Each library runs in a process of its own, the processes alternate ``PROCESSES`` times
 (``alternated.py``), and each reports the median of 20 timed calls after 3 untimed ones; the
-table gives the median of those. Every activation here, and both losses, has a NumPy kernel;
-tanh is NumPy's own ufunc.
+table gives the median of those. Every activation here, and both losses, has a NumPy kernel.
 """
 
 from __future__ import annotations

@@ -177,6 +177,9 @@ LOSSES = [
                                                     pos_weight=_t([1.5, 1.0, 0.5]),
                                                     reduction=reduction),
                  [(4, 3), (4, 3)], ["normal", "probability"]),
+    *_reductions("binary_cross_entropy_with_logits_plain", lambda x, y, reduction:
+                 F.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+                 [(4, 3), (4, 3)], ["normal", "probability"]),
     *_reductions("binary_cross_entropy", lambda x, y, reduction: F.binary_cross_entropy(
         x, y, reduction=reduction), [(4, 3), (4, 3)], ["probability", "probability"]),
     *_reductions("huber_loss", lambda x, y, reduction: F.huber_loss(x, y, reduction, delta=0.7),

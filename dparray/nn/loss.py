@@ -22,7 +22,7 @@ from dparray.kernels import resolve
 from dparray.nn.module import Module
 from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes
-from dparray.ops.binary_cross_entropy import BinaryCrossEntropy
+from dparray.ops.binary_cross_entropy import BinaryCrossEntropy, BinaryCrossEntropyWithLogits
 from dparray.ops.cross_entropy import NLL, CrossEntropy, SoftCrossEntropy
 from dparray.ops.huber import Huber
 from dparray.ops.squared_error import SquaredError
@@ -184,7 +184,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     weight = _elementwise_weight(where, "weight", weight, input)
     pos_weight = _elementwise_weight(where, "pos_weight", pos_weight, input)
     if pos_weight is None:
-        loss = ops.softplus(input) - input * target
+        loss = resolve(input.backend, BinaryCrossEntropyWithLogits)()(input, target)
     else:
         loss = (1.0 - target) * ops.softplus(input) + pos_weight * target * ops.softplus(-input)
     return _reduce(loss if weight is None else loss * weight, reduction)

@@ -1,7 +1,10 @@
-"""Binary cross-entropy of probabilities as one graph node, for ``binary_cross_entropy``.
+"""Binary cross-entropy of probabilities, and of logits, each as one graph node, for
+``binary_cross_entropy`` and ``binary_cross_entropy_with_logits``.
 
-Composed, the loss is a dozen elementwise nodes; this node keeps only the input and the
-target for backward, where the input's gradient is PyTorch's closed form.
+Composed, the loss of probabilities is a dozen elementwise nodes; its node keeps only the
+input and the target for backward, where the input's gradient is PyTorch's closed form. The
+loss of logits, ``softplus(x) - x * t``, is four nodes composed; its node's backward is the
+closed form ``sigmoid(x) - t``.
 """
 
 from __future__ import annotations
@@ -49,3 +52,26 @@ def _logs(xp: Any, x: Any) -> tuple[Any, Any]:
     """``log(x)`` and ``log(1 - x)`` for ``x`` in ``[0, 1]``: ``-inf`` at 0 and 1 (IEEE's
     results; ops run with the backend's warnings about them off, ``quiet_math``)."""
     return xp.log(x), xp.log1p(-x)
+
+
+@reference("binary_cross_entropy_with_logits")
+class BinaryCrossEntropyWithLogits(Function):
+    """``softplus(x) - x * t`` elementwise, ``softplus(x) = max(x, 0) + log1p(exp(-|x|))``
+    (no logit overflows); the gradients are ``sigmoid(x) - t`` for ``x`` (the stable sigmoid
+    from the same ``exp(-|x|)``) and ``-x`` for ``t``."""
+
+    def forward(self, x: Any, t: Any) -> Any:
+        xp = self.xp
+        self.save(x, t)
+        return (xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))) - x * t
+
+    def backward(self, grad: Any) -> tuple[Any, Any]:
+        xp = self.xp
+        x, t = self.saved
+        grad_x = grad_t = None
+        if self.needs_grad(0):
+            e = xp.exp(-xp.abs(x))
+            grad_x = grad * (xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)) - t)
+        if self.needs_grad(1):
+            grad_t = grad * -x
+        return grad_x, grad_t

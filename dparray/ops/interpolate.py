@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dparray.autograd import Function
+from dparray.kernels import reference, resolve
 from dparray.ops._take_axis import take_adjoint
 from dparray.ops._windows import Sizes
 from dparray.tensor import Tensor
@@ -139,6 +140,7 @@ def _cubic_weights(t: float, rounded: Callable[[float], float]) -> tuple[float, 
     return far(rounded(t + 1.0)), near(t), near(other), far(rounded(other + 1.0))
 
 
+@reference("interpolate")
 class Interpolate(Function):
     """``(N, C, *spatial)`` input resampled along each spatial axis, the last first; an axis
     whose sampling is None keeps its size and values."""
@@ -200,4 +202,4 @@ def interpolate(x: Tensor, size: Sizes, scale_factor: tuple[float | None, ...], 
             samplings.append(cubic_sampling(n, o, f, align_corners, single))
         else:
             samplings.append(linear_sampling(n, o, f, align_corners, single))
-    return Interpolate(tuple(samplings))(x)
+    return resolve(x.backend, Interpolate)(tuple(samplings))(x)
