@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_model_under_data_parallel, to_tensor
+from conftest import (
+    assert_model_under_data_parallel,
+    derivatives_as_the_reference_gives_them,
+    to_tensor,
+)
 
 import dparray as dp
 from dparray.kernels import reference_only, resolve
@@ -98,21 +102,12 @@ def test_gradcheck_in_float64(backend, kernels, rng):
               [x])
 
 
-def test_a_gradient_made_with_create_graph_is_the_references(rng):
-    x0 = rng.standard_normal((2, 3, 6, 5))
-
-    def second():
-        x = to_tensor(x0, requires_grad=True)
+def test_second_derivatives_are_the_references(rng):
+    def cubed(x):
         out = F.interpolate(x, scale_factor=2, mode="bilinear")
-        (first,) = dp.autograd.grad((out * out * out).sum(), [x], create_graph=True)
-        (again,) = dp.autograd.grad((first * first).sum(), [x])
-        return first.numpy(), again.numpy()
+        return out * out * out
 
-    kernel = second()
-    with reference_only():
-        reference = second()
-    for got, want in zip(kernel, reference, strict=True):
-        np.testing.assert_array_equal(got, want)
+    derivatives_as_the_reference_gives_them(cubed, rng.standard_normal((2, 3, 6, 5)))
 
 
 @pytest.mark.parametrize("workers", [2, 3])
