@@ -106,7 +106,10 @@ def test_gradcheck_in_float64(backend, kernels, rng):
 
 def test_second_derivatives_are_the_references(rng):
     x0, t0 = rng.standard_normal((40, 1000)) * 3, rng.random((40, 1000))
-    loss = lambda x: F.binary_cross_entropy_with_logits(x, to_tensor(t0), reduction="sum")  # noqa: E731
+
+    def loss(x):
+        return F.binary_cross_entropy_with_logits(x, to_tensor(t0), reduction="sum")
+
     kernel = derivatives_as_the_reference_gives_them(loss, x0)
     s = 1 / (1 + np.exp(-x0))
     np.testing.assert_allclose(kernel[1], s * (1 - s), rtol=1e-12, atol=1e-15)
