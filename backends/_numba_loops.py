@@ -139,6 +139,69 @@ def channels_backward(dy, x, mean, rstd, weight, dx, grad_w, grad_b):  # pragma:
                 dx[n, c, j] = r * (dy[n, c, j] * w - mean_g - xhat * mean_gx)
 
 
+# columns: channels with L = 1 (batch norm of (N, C) input), the channels' arithmetic by
+# blocks of COLUMN_BLOCK adjacent columns, each block one task walking the rows in order: the
+# channel loops above would stride across every row for each column.
+COLUMN_BLOCK = 64
+
+
+@jit_sum
+def columns_forward(x, weight, bias, eps, out, mean, var, rstd):  # pragma: no cover
+    rows, columns = x.shape
+    for block in prange((columns + COLUMN_BLOCK - 1) // COLUMN_BLOCK):
+        lo = block * COLUMN_BLOCK
+        width = min(columns, lo + COLUMN_BLOCK) - lo
+        mu = np.zeros(width)
+        squares = np.zeros(width)
+        for n in range(rows):
+            row = x[n, lo:lo + width]
+            for k in range(width):
+                mu[k] += row[k]
+        for k in range(width):
+            mu[k] = mu[k] / rows
+        for n in range(rows):
+            row = x[n, lo:lo + width]
+            for k in range(width):
+                d = row[k] - mu[k]
+                squares[k] += d * d
+        scale = np.empty(width)
+        for k in range(width):
+            r = 1.0 / math.sqrt(squares[k] / rows + eps)
+            mean[lo + k], var[lo + k], rstd[lo + k] = mu[k], squares[k] / rows, r
+            scale[k] = r * weight[lo + k]
+        for n in range(rows):
+            row, target = x[n, lo:lo + width], out[n, lo:lo + width]
+            for k in range(width):
+                target[k] = (row[k] - mu[k]) * scale[k] + bias[lo + k]
+
+
+@jit_sum
+def columns_backward(dy, x, mean, rstd, weight, dx, grad_w, grad_b):  # pragma: no cover
+    rows, columns = x.shape
+    for block in prange((columns + COLUMN_BLOCK - 1) // COLUMN_BLOCK):
+        lo = block * COLUMN_BLOCK
+        width = min(columns, lo + COLUMN_BLOCK) - lo
+        sum_dy = np.zeros(width)
+        sum_dyx = np.zeros(width)
+        for n in range(rows):
+            row, back = x[n, lo:lo + width], dy[n, lo:lo + width]
+            for k in range(width):
+                sum_dy[k] += back[k]
+                sum_dyx[k] += back[k] * (row[k] - mean[lo + k]) * rstd[lo + k]
+        mean_g = np.empty(width)
+        mean_gx = np.empty(width)
+        for k in range(width):
+            grad_w[lo + k], grad_b[lo + k] = sum_dyx[k], sum_dy[k]
+            mean_g[k] = weight[lo + k] * sum_dy[k] / rows
+            mean_gx[k] = weight[lo + k] * sum_dyx[k] / rows
+        for n in range(rows):
+            row, back, target = x[n, lo:lo + width], dy[n, lo:lo + width], dx[n, lo:lo + width]
+            for k in range(width):
+                mu, r = mean[lo + k], rstd[lo + k]
+                xhat = (row[k] - mu) * r
+                target[k] = r * (back[k] * weight[lo + k] - mean_g[k] - xhat * mean_gx[k])
+
+
 # groups: x is (N * G, C / G, L), statistics per (sample, group) over the group's channels and
 # L, affine parameters per channel as (G, C / G); group norm, and instance norm (C / G = 1).
 
@@ -402,6 +465,14 @@ def tanh_backward(grad, out, one, result):  # pragma: no cover - compiled
     for i in prange(out.shape[0]):
         o = out[i]
         result[i] = grad[i] * (one - o * o)
+
+
+@jit
+def cube(x, out):  # pragma: no cover - compiled
+    """``x * x * x``: PyTorch's ``x ** 3``."""
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = v * v * v
 
 
 @jit

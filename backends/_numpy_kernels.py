@@ -51,6 +51,7 @@ from ._piecewise_kernels import (
     HardtanhKernel,
     LeakyReluKernel,
 )
+from ._pow_kernel import PowKernel
 from ._recurrence_kernels import (
     GRUSequenceKernel,
     LSTMSequenceKernel,
@@ -97,7 +98,12 @@ class NormalizationKernel(Fallback, _norm.Normalization):
             loops.rows_forward(view, w, b, self.eps, out, mean_out, rstd_out)
         else:
             var_out = np.empty(statistics, np.float64)
-            if self.layout == "channels":
+            if self.layout == "channels" and view.shape[2] == 1:  # (N, C): by columns
+                rows = view.shape[:2]
+                loops.columns_forward(view.reshape(rows), w, b, self.eps, out.reshape(rows),
+                                      mean_out, var_out, rstd_out)
+                self.batch_count = view.shape[0]
+            elif self.layout == "channels":
                 loops.channels_forward(view, w, b, self.eps, out, mean_out, var_out, rstd_out)
                 self.batch_count = view.shape[0] * view.shape[2]
             else:
@@ -139,7 +145,12 @@ class NormalizationKernel(Fallback, _norm.Normalization):
         elif self.layout == "channels":
             grad_w = np.empty(affine, np.float64)
             grad_b = np.empty(affine, np.float64)
-            loops.channels_backward(dy, view, mean, rstd, w, dx, grad_w, grad_b)
+            if view.shape[2] == 1:
+                rows = view.shape[:2]
+                loops.columns_backward(dy.reshape(rows), view.reshape(rows), mean, rstd, w,
+                                       dx.reshape(rows), grad_w, grad_b)
+            else:
+                loops.channels_backward(dy, view, mean, rstd, w, dx, grad_w, grad_b)
         else:
             partial_w = np.empty(view.shape[:2], np.float64)
             partial_b = np.empty(view.shape[:2], np.float64)
@@ -876,6 +887,7 @@ def table() -> dict[str, Any]:
         "conv_transpose2d": ConvTransposeKernel,
         "conv_transpose1d": ConvTranspose1dKernel,
         "interpolate": InterpolateKernel,
+        "pow": PowKernel,
         "max_pool1d": MaxPool1dKernel,
         "avg_pool1d": AvgPool1dKernel,
         "sum_of_squares": sum_of_squares,

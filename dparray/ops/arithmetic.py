@@ -14,6 +14,7 @@ from typing import Any
 
 from dparray._checks import check_choice, check_tensor
 from dparray.autograd import Function
+from dparray.kernels import reference, resolve
 from dparray.ops._promote import as_float, is_integer, kind, promote
 from dparray.ops._util import PYTHON_SCALARS, as_operands, check_same_kind
 from dparray.tensor import Tensor
@@ -84,6 +85,7 @@ class Div(Function):
                 -grad_a * a / b if self.needs_grad(1) else None)
 
 
+@reference("pow")
 class Pow(Function):
     """``a ** b``, with PyTorch's gradients where the base is 0 or negative. Integers to a
     negative Python int power are refused; to a tensor of powers they follow PyTorch
@@ -359,6 +361,8 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
 
 def pow(a: Any, b: Any) -> Tensor:
     """Elementwise ``a ** b`` with broadcasting."""
+    if type(a) is Tensor:  # (a backend kernel may take a tensor to a Python power)
+        return resolve(a.backend, Pow)()(*as_operands(a, b))
     return _binary(Pow, a, b)
 
 
