@@ -1123,6 +1123,53 @@ def col2im(columns, channels, kh, kw, sh, sw, ph, pw, dh, dw, out):  # pragma: n
 # strided copies between the two run on one thread and several times slower than these.
 
 
+# ----------------------------------------------------------------------- adaptive pooling
+# Average pooling over PyTorch's adaptive windows (``dparray.ops.adaptive_pool``), given each
+# output row's and column's [start, end) bounds, one image plane per task; sums in float64,
+# in any order (``jit_sum``), divided once by the window's size.
+
+
+@jit_sum
+def adaptive_avg_pool(x, row_starts, row_ends, col_starts, col_ends,
+                      out):  # pragma: no cover - compiled
+    """``out`` ``(P, OH, OW)``: each window's mean of ``x`` ``(P, H, W)``."""
+    for p in prange(x.shape[0]):
+        plane, target = x[p], out[p]
+        for oy in range(row_starts.shape[0]):
+            r0, r1 = row_starts[oy], row_ends[oy]
+            for ox in range(col_starts.shape[0]):
+                c0, c1 = col_starts[ox], col_ends[ox]
+                total = 0.0
+                for y in range(r0, r1):
+                    row = plane[y]
+                    for xx in range(c0, c1):
+                        total += row[xx]
+                target[oy, ox] = total / ((r1 - r0) * (c1 - c0))
+
+
+@jit
+def adaptive_avg_pool_backward(grad, row_starts, row_ends, col_starts, col_ends,
+                               dx):  # pragma: no cover - compiled
+    """``dx`` ``(P, H, W)``: each output's gradient shared out over its window (windows that
+    overlap add), in float64, rounded once."""
+    height, width = dx.shape[1], dx.shape[2]
+    for p in prange(grad.shape[0]):
+        plane = np.zeros((height, width))
+        for oy in range(row_starts.shape[0]):
+            r0, r1 = row_starts[oy], row_ends[oy]
+            for ox in range(col_starts.shape[0]):
+                c0, c1 = col_starts[ox], col_ends[ox]
+                share = np.float64(grad[p, oy, ox]) / ((r1 - r0) * (c1 - c0))
+                for y in range(r0, r1):
+                    row = plane[y]
+                    for xx in range(c0, c1):
+                        row[xx] += share
+        target = dx[p]
+        for y in range(height):
+            for xx in range(width):
+                target[y, xx] = plane[y, xx]
+
+
 # ----------------------------------------------------------------------- interpolation
 # Resampling along one axis as ``dparray.ops.interpolate.Interpolate`` computes it, the array
 # viewed as (outer, size, inner) around the axis: output i is the sum over taps j, in order,

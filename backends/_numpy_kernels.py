@@ -34,6 +34,7 @@ from dparray.ops.squared_error import SquaredError
 
 from . import _depthwise_conv as depthwise
 from . import _update_arguments as update_arguments
+from ._adaptive_pool_kernel import AdaptiveAvgPoolKernel
 from ._binary_cross_entropy_kernel import BinaryCrossEntropyKernel
 from ._core_split import apply, exp
 from ._dropout_kernel import DropoutKernel
@@ -887,6 +888,7 @@ def table() -> dict[str, Any]:
         "conv_transpose2d": ConvTransposeKernel,
         "conv_transpose1d": ConvTranspose1dKernel,
         "interpolate": InterpolateKernel,
+        "adaptive_avg_pool2d": AdaptiveAvgPoolKernel,
         "pow": PowKernel,
         "max_pool1d": MaxPool1dKernel,
         "avg_pool1d": AvgPool1dKernel,

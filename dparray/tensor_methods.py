@@ -324,6 +324,9 @@ class TensorMethods(_Conversions):
     def clip(self, min: float | None = None, max: float | None = None) -> Tensor:
         return _ops.clip(self, min, max)
 
+    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
+        return _ops.clip(self, min, max)
+
     def maximum(self, other: Any) -> Tensor:
         return _ops.maximum(self, other)
 

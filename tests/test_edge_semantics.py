@@ -284,6 +284,17 @@ def test_clip_needs_a_bound(backend):
         dp.clip(dp.ones(2), "a")
 
 
+def test_clamp_is_clip_under_pytorchs_name(backend):
+    x = dp.tensor([-2.0, 0.5, 3.0], dtype="float64", requires_grad=True)
+    for out in (dp.clamp(x, -1.0, 1.0), x.clamp(-1.0, 1.0), x.clamp(min=-1.0, max=1.0)):
+        assert out.tolist() == [-1.0, 0.5, 1.0]
+        assert out.sum().backward()[x].tolist() == [0.0, 1.0, 0.0]
+    assert x.clamp(min=0.0).tolist() == [0.0, 0.5, 3.0]
+    assert x.clamp(max=0.0).tolist() == [-2.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match=r"^clip: at least one of min and max must be given"):
+        x.clamp()
+
+
 # -------------------------------------------- NaN and inf computed without NumPy's warnings
 @pytest.mark.parametrize("value, compute", [
     (0.0, lambda x: x.prod()),

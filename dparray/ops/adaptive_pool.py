@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from dparray.autograd import Function
+from dparray.kernels import reference, resolve
 from dparray.ops._take_axis import take_adjoint
 from dparray.ops._windows import Pair
 from dparray.tensor import Tensor, from_op
@@ -59,6 +60,7 @@ class AxisWindows:
         return xp.asarray(self.positions, dtype=xp.int64)
 
 
+@reference("adaptive_avg_pool2d")
 class AdaptiveAvgPool2d(Function):
     """The mean of each adaptive window of ``(N, C, H, W)`` input, to ``(N, C, OH, OW)``: the
     mean over the columns of each window, then over its rows."""
@@ -157,7 +159,7 @@ class AdaptiveMaxPool2d(Function):
 
 def adaptive_avg_pool2d(x: Tensor, output_size: Pair) -> Tensor:
     """The ``AdaptiveAvgPool2d`` node, ``output_size`` already resolved and checked."""
-    return AdaptiveAvgPool2d(output_size)(x)
+    return resolve(x.backend, AdaptiveAvgPool2d)(output_size)(x)
 
 
 def adaptive_max_pool2d(x: Tensor, output_size: Pair, return_indices: bool = False) -> Any:

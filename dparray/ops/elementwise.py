@@ -22,6 +22,7 @@ __all__ = [
     "abs",
     "astype",
     "clip",
+    "clamp",
     "exp",
     "gelu",
     "log",
@@ -385,6 +386,11 @@ def clip(x: Tensor, min: float | None = None, max: float | None = None) -> Tenso
         [-1.0, 0.5, 1.0]
     """
     return Clip(min, max)(x)
+
+
+def clamp(x: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
+    """PyTorch's name for ``clip``."""
+    return clip(x, min, max)
 
 
 def where(condition: Tensor, a: Any, b: Any) -> Tensor:
