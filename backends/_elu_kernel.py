@@ -23,37 +23,25 @@ import numpy as np
 from dparray.ops.activations import Elu
 
 from ._core_split import exp
-from ._fallback import Fallback, finite_in, floating
 from ._numba_setup import loops as _loops
+from ._piecewise_kernels import OnePassKernel
 
 
-class EluKernel(Fallback, Elu):
+class EluKernel(OnePassKernel, Elu):
     """See the module docstring."""
 
-    def forward(self, x: Any) -> Any:
-        constants = (self.input_scale, self.scale, self.scale * self.alpha,
-                     self.scale * self.alpha * self.input_scale)
-        if not floating(x) or not finite_in(x.dtype.type, *constants):
-            return self.reference_forward(x)
-        kind = x.dtype.type
-        flat = np.ascontiguousarray(x).reshape(-1)
-        out = np.empty_like(flat)
-        _loops().elu(flat, kind(self.input_scale), kind(self.scale),
-                     kind(self.scale * self.alpha), kind(1), out)
-        self.save(flat.reshape(x.shape))
-        return out.reshape(x.shape)
+    forward_loop = "elu"
 
-    def backward(self, grad: Any) -> Any:
-        (x,) = self.saved
-        if self.fallback or not floating(x, grad) or grad.shape != x.shape:
-            return self.reference_backward(grad)
-        kind = x.dtype.type
-        flat = x.reshape(-1)
-        e = np.empty_like(flat)
+    def constants(self) -> tuple[float, ...]:
+        return self.input_scale, self.scale, self.scale * self.alpha, 1.0
+
+    def backward_constants(self) -> tuple[float, ...]:
+        return self.input_scale, self.scale, self.scale * self.alpha * self.input_scale, 1.0
+
+    def backward_pass(self, grad: Any, x: Any, constants: tuple[Any, ...], out: Any) -> None:
+        input_scale, scale, slope, one = constants
+        e = np.empty_like(x)
         loops = _loops()
-        loops.elu_negative_side(flat, kind(self.input_scale), kind(1), e)
+        loops.elu_negative_side(x, input_scale, one, e)
         exp(e, out=e)
-        out = np.empty_like(flat)
-        loops.elu_backward(np.ascontiguousarray(grad).reshape(-1), flat, e, kind(self.scale),
-                           kind(self.scale * self.alpha * self.input_scale), kind(1), out)
-        return out.reshape(x.shape)
+        loops.elu_backward(grad, x, e, scale, slope, one, out)

@@ -33,7 +33,6 @@ from dparray.ops.elementwise import Gelu, Relu
 from dparray.ops.squared_error import SquaredError
 
 from . import _depthwise_conv as depthwise
-from . import _update_arguments as update_arguments
 from ._adaptive_pool_kernel import AdaptiveAvgPoolKernel
 from ._binary_cross_entropy_kernel import BinaryCrossEntropyKernel
 from ._core_split import apply, exp
@@ -72,6 +71,15 @@ from ._softplus_kernels import (
     MishKernel,
     SoftplusKernel,
     SoftplusWithThresholdKernel,
+)
+from ._update_kernels import (
+    adadelta_update,
+    adagrad_update,
+    adam_update,
+    adamax_update,
+    nadam_update,
+    rmsprop_update,
+    sgd_update,
 )
 
 
@@ -683,141 +691,6 @@ def sum_of_squares(backend: Any, x: Any) -> Any:
     if not floating(x):
         return _squares.sum_of_squares(backend, x)
     return np.asarray(_loops().sum_of_squares(x.ravel()), dtype=x.dtype)
-
-
-def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-                group: dict[str, Any]) -> Any:
-    """``Adam.update`` in one compiled pass (the reference's arithmetic, in its order and its
-    dtype)."""
-    if not floating(param, grad) or param.ndim == 0:
-        return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    step, arguments = update_arguments.adam(optimizer, state, group, param.dtype.type)
-    flat_p = param.ravel()
-    flat_g = grad.ravel()
-    first = arguments[0]
-    flat_m = flat_g if first else state["exp_avg"].ravel()
-    flat_v = flat_g if first else state["exp_avg_sq"].ravel()
-    out, m_out, v_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
-    _loops().adam_update(flat_p, flat_g, flat_m, flat_v, *arguments, out, m_out, v_out)
-    state.update(step=step, exp_avg=m_out.reshape(param.shape),
-                 exp_avg_sq=v_out.reshape(param.shape))
-    return out.reshape(param.shape)
-
-
-def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-               group: dict[str, Any]) -> Any:
-    """``SGD.update`` in one compiled pass (the reference's arithmetic, in its order and its
-    dtype)."""
-    if not floating(param, grad) or param.ndim == 0:
-        return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    arguments = update_arguments.sgd(state, group, param.dtype.type)
-    flat_p = param.ravel()
-    flat_g = grad.ravel()
-    flat_b = flat_g if arguments[0] else state["momentum_buffer"].ravel()
-    out, buffer_out = np.empty_like(flat_p), np.empty_like(flat_p)
-    _loops().sgd_update(flat_p, flat_g, flat_b, *arguments, out, buffer_out)
-    if group["momentum"]:
-        state["momentum_buffer"] = buffer_out.reshape(param.shape)
-    return out.reshape(param.shape)
-
-
-def rmsprop_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-                   group: dict[str, Any]) -> Any:
-    """``RMSprop.update`` in one compiled pass (the reference's arithmetic, in its order and
-    its dtype), centered or not, with or without momentum."""
-    if not floating(param, grad) or param.ndim == 0:
-        return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    arguments = update_arguments.rmsprop(state, group, param.dtype.type)
-    first_square, first_average, first_buffer, _, centered, with_momentum = arguments[:6]
-    flat_p, flat_g = param.ravel(), grad.ravel()
-    flat_s = flat_g if first_square else state["square_avg"].ravel()
-    flat_a = flat_g if first_average or not centered else state["grad_avg"].ravel()
-    flat_b = flat_g if first_buffer or not with_momentum else state["momentum_buffer"].ravel()
-    out, s_out = np.empty_like(flat_p), np.empty_like(flat_p)
-    a_out = np.empty_like(flat_p) if centered else out  # (written only when centered)
-    b_out = np.empty_like(flat_p) if with_momentum else out
-    _loops().rmsprop_update(flat_p, flat_g, flat_s, flat_a, flat_b, *arguments, out, s_out,
-                            a_out, b_out)
-    state.update(step=state.get("step", 0) + 1, square_avg=s_out.reshape(param.shape))
-    if centered:
-        state["grad_avg"] = a_out.reshape(param.shape)
-    if with_momentum:
-        state["momentum_buffer"] = b_out.reshape(param.shape)
-    return out.reshape(param.shape)
-
-
-def adagrad_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-                   group: dict[str, Any]) -> Any:
-    """``Adagrad.update`` in one compiled pass (the reference's arithmetic, in its order and
-    its dtype); a parameter without its sum (a state dict that lacked it) takes the
-    reference."""
-    total = state.get("sum")
-    if (total is None or not floating(param, grad, total) or param.ndim == 0
-            or total.shape != param.shape):
-        return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    step, arguments = update_arguments.adagrad(state, group, param.dtype.type)
-    flat_p = param.ravel()
-    out, t_out = np.empty_like(flat_p), np.empty_like(flat_p)
-    _loops().adagrad_update(flat_p, grad.ravel(), total.ravel(), *arguments, out, t_out)
-    state.update(step=step, sum=t_out.reshape(param.shape))
-    return out.reshape(param.shape)
-
-
-def adamax_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-                  group: dict[str, Any]) -> Any:
-    """``Adamax.update`` in one compiled pass (the reference's arithmetic, in its order and
-    its dtype)."""
-    if not floating(param, grad) or param.ndim == 0:
-        return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    step, arguments = update_arguments.adamax(state, group, param.dtype.type)
-    flat_p, flat_g = param.ravel(), grad.ravel()
-    first = arguments[0]
-    flat_m = flat_g if first else state["exp_avg"].ravel()
-    flat_u = flat_g if first else state["exp_inf"].ravel()
-    out, m_out, u_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
-    _loops().adamax_update(flat_p, flat_g, flat_m, flat_u, *arguments, out, m_out, u_out)
-    state.update(step=step, exp_avg=m_out.reshape(param.shape),
-                 exp_inf=u_out.reshape(param.shape))
-    return out.reshape(param.shape)
-
-
-def nadam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-                 group: dict[str, Any]) -> Any:
-    """``NAdam.update`` in one compiled pass (the reference's arithmetic, in its order and its
-    dtype; the step's weights from ``NAdam.step_weights``, as the reference takes them)."""
-    if not floating(param, grad) or param.ndim == 0:
-        return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    step, mu_product, grad_weight, avg_weight = optimizer.step_weights(state, group)
-    arguments = update_arguments.nadam(state, group, grad_weight, avg_weight,
-                                       param.dtype.type)
-    flat_p, flat_g = param.ravel(), grad.ravel()
-    first = arguments[0]
-    flat_m = flat_g if first else state["exp_avg"].ravel()
-    flat_s = flat_g if first else state["exp_avg_sq"].ravel()
-    out, m_out, s_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
-    _loops().nadam_update(flat_p, flat_g, flat_m, flat_s, *arguments, out, m_out, s_out)
-    state.update(step=step, mu_product=mu_product, exp_avg=m_out.reshape(param.shape),
-                 exp_avg_sq=s_out.reshape(param.shape))
-    return out.reshape(param.shape)
-
-
-def adadelta_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, Any],
-                    group: dict[str, Any]) -> Any:
-    """``Adadelta.update`` in one compiled pass (the reference's arithmetic, in its order and
-    its dtype)."""
-    if not floating(param, grad) or param.ndim == 0:
-        return type(optimizer).update(optimizer, xp, param, grad, state, group)
-    arguments = update_arguments.adadelta(state, group, param.dtype.type)
-    flat_p = param.ravel()
-    flat_g = grad.ravel()
-    first = arguments[0]
-    flat_s = flat_g if first else state["square_avg"].ravel()
-    flat_a = flat_g if first else state["acc_delta"].ravel()
-    out, s_out, a_out = np.empty_like(flat_p), np.empty_like(flat_p), np.empty_like(flat_p)
-    _loops().adadelta_update(flat_p, flat_g, flat_s, flat_a, *arguments, out, s_out, a_out)
-    state.update(step=state.get("step", 0) + 1, square_avg=s_out.reshape(param.shape),
-                 acc_delta=a_out.reshape(param.shape))
-    return out.reshape(param.shape)
 
 
 class PoolingLoops(NamedTuple):

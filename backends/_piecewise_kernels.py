@@ -20,10 +20,11 @@ from ._fallback import Fallback, finite_in, floating
 from ._numba_setup import loops as _loops
 
 
-class _Piecewise(Fallback):
-    """One loop forward (``forward_loop(x, *constants, out)``), one backward
-    (``backward_loop(grad, x, *backward_constants, out)``), the constants in the arrays'
-    type."""
+class OnePassKernel(Fallback):
+    """An elementwise kernel that saves its input: one loop forward (``forward_loop(x,
+    *constants, out)``) and one backward (``backward_loop(grad, x, *backward_constants,
+    out)``, or ``backward_pass`` overridden), the constants in the arrays' type. Every
+    constant must stay finite in that type, or the reference runs."""
 
     forward_loop: str
     backward_loop: str
@@ -34,8 +35,13 @@ class _Piecewise(Fallback):
     def backward_constants(self) -> tuple[float, ...]:
         return self.constants()
 
+    def backward_pass(self, grad: Any, x: Any, constants: tuple[Any, ...], out: Any) -> None:
+        """The gradient of flat ``x`` for flat ``grad`` into ``out``."""
+        getattr(_loops(), self.backward_loop)(grad, x, *constants, out)
+
     def forward(self, x: Any) -> Any:
-        if not floating(x) or not finite_in(x.dtype.type, *self.constants()):
+        if not floating(x) or not finite_in(x.dtype.type, *self.constants(),
+                                            *self.backward_constants()):
             return self.reference_forward(x)
         kind = x.dtype.type
         flat = np.ascontiguousarray(x).reshape(-1)
@@ -50,14 +56,12 @@ class _Piecewise(Fallback):
             return self.reference_backward(grad)
         kind = x.dtype.type
         out = np.empty(x.shape, x.dtype)
-        getattr(_loops(), self.backward_loop)(np.ascontiguousarray(grad).reshape(-1),
-                                              x.reshape(-1),
-                                              *map(kind, self.backward_constants()),
-                                              out.reshape(-1))
+        self.backward_pass(np.ascontiguousarray(grad).reshape(-1), x.reshape(-1),
+                           tuple(map(kind, self.backward_constants())), out.reshape(-1))
         return out
 
 
-class LeakyReluKernel(_Piecewise, activations.LeakyRelu):
+class LeakyReluKernel(OnePassKernel, activations.LeakyRelu):
     """See the module docstring."""
 
     forward_loop, backward_loop = "leaky_relu", "leaky_relu_backward"
@@ -66,7 +70,7 @@ class LeakyReluKernel(_Piecewise, activations.LeakyRelu):
         return (self.negative_slope,)
 
 
-class HardtanhKernel(_Piecewise, activations.Hardtanh):
+class HardtanhKernel(OnePassKernel, activations.Hardtanh):
     """See the module docstring."""
 
     forward_loop, backward_loop = "hardtanh", "inside_backward"
@@ -78,7 +82,7 @@ class HardtanhKernel(_Piecewise, activations.Hardtanh):
         return self.min_val, self.max_val, 1.0
 
 
-class HardswishKernel(_Piecewise, activations.Hardswish):
+class HardswishKernel(OnePassKernel, activations.Hardswish):
     """See the module docstring."""
 
     forward_loop, backward_loop = "hardswish", "hardswish_backward"
@@ -90,7 +94,7 @@ class HardswishKernel(_Piecewise, activations.Hardswish):
         return 3.0, 0.5
 
 
-class HardsigmoidKernel(_Piecewise, activations.Hardsigmoid):
+class HardsigmoidKernel(OnePassKernel, activations.Hardsigmoid):
     """See the module docstring."""
 
     forward_loop, backward_loop = "hardsigmoid", "inside_backward"
