@@ -1170,6 +1170,47 @@ def adaptive_avg_pool_backward(grad, row_starts, row_ends, col_starts, col_ends,
                 target[y, xx] = plane[y, xx]
 
 
+@jit
+def adaptive_max_pool(x, row_starts, row_ends, col_starts, col_ends, table_width, out, winner,
+                      position):  # pragma: no cover - compiled
+    """``out`` ``(P, OH, OW)``: each window's maximum of ``x`` ``(P, H, W)``, the first in
+    row-major order, a NaN beating every number and the first NaN winning (NumPy's ``argmax``);
+    ``winner``: its offset ``r * table_width + s`` in the window, ``position``: ``y * W + x``."""
+    width = x.shape[2]
+    for p in prange(x.shape[0]):
+        plane = x[p]
+        for oy in range(row_starts.shape[0]):
+            r0, r1 = row_starts[oy], row_ends[oy]
+            for ox in range(col_starts.shape[0]):
+                c0, c1 = col_starts[ox], col_ends[ox]
+                best, by, bx = plane[r0, c0], r0, c0
+                y = r0
+                while y < r1 and not np.isnan(best):
+                    row = plane[y]
+                    for xx in range(c0, c1):
+                        v = row[xx]
+                        if v > best or np.isnan(v):
+                            best, by, bx = v, y, xx
+                            if np.isnan(v):
+                                break
+                    y += 1
+                out[p, oy, ox] = best
+                winner[p, oy, ox] = (by - r0) * table_width + (bx - c0)
+                position[p, oy, ox] = by * width + bx
+
+
+@jit
+def adaptive_max_pool_backward(grad, position, dx):  # pragma: no cover - compiled
+    """``dx`` ``(P, H * W)``: each output's gradient ``grad`` ``(P, O)`` added at its winner's
+    ``position`` ``(P, O)``, outputs in order."""
+    for p in prange(grad.shape[0]):
+        target = dx[p]
+        for i in range(target.shape[0]):
+            target[i] = 0.0
+        for o in range(grad.shape[1]):
+            target[position[p, o]] += grad[p, o]
+
+
 # ----------------------------------------------------------------------- interpolation
 # Resampling along one axis as ``dparray.ops.interpolate.Interpolate`` computes it, the array
 # viewed as (outer, size, inner) around the axis: output i is the sum over taps j, in order,

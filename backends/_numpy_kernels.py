@@ -33,7 +33,7 @@ from dparray.ops.elementwise import Gelu, Relu
 from dparray.ops.squared_error import SquaredError
 
 from . import _depthwise_conv as depthwise
-from ._adaptive_pool_kernel import AdaptiveAvgPoolKernel
+from ._adaptive_pool_kernel import AdaptiveAvgPoolKernel, AdaptiveMaxPoolKernel
 from ._binary_cross_entropy_kernel import BinaryCrossEntropyKernel
 from ._core_split import apply, exp
 from ._dropout_kernel import DropoutKernel
@@ -762,6 +762,7 @@ def table() -> dict[str, Any]:
         "conv_transpose1d": ConvTranspose1dKernel,
         "interpolate": InterpolateKernel,
         "adaptive_avg_pool2d": AdaptiveAvgPoolKernel,
+        "adaptive_max_pool2d": AdaptiveMaxPoolKernel,
         "pow": PowKernel,
         "max_pool1d": MaxPool1dKernel,
         "avg_pool1d": AvgPool1dKernel,

@@ -74,6 +74,12 @@ def measure(library: str) -> dict[str, float]:
             images, (32, 64, 64, 64)),
         "adaptive_avg_pool2d 1, 32x64x32x32": timed(
             lambda x: F.adaptive_avg_pool2d(x, 1), images, (32, 64, 1, 1)),
+        "adaptive_avg_pool2d 7": timed(
+            lambda x: F.adaptive_avg_pool2d(x, 7), images, (32, 64, 7, 7)),
+        "adaptive_max_pool2d 7": timed(
+            lambda x: F.adaptive_max_pool2d(x, 7), images, (32, 64, 7, 7)),
+        "adaptive_max_pool2d 1": timed(
+            lambda x: F.adaptive_max_pool2d(x, 1), images, (32, 64, 1, 1)),
     }
 
 

@@ -15,7 +15,7 @@ from hypothesis import settings
 
 import dparray as dp
 from dparray.backend import kernels as kernel_table
-from dparray.kernels import kernels_enabled, reference_only
+from dparray.kernels import kernels_enabled, reference_only, resolve
 
 collect_ignore = ["data", "mpi"]  # fixtures, and scripts run by other tests (PyTorch, mpiexec)
 
@@ -186,6 +186,35 @@ def assert_integer_input_gives_the_references_float(function, backend):
     assert out.dtype == reference.dtype and out.dtype in (dp.float32, dp.float64)
     np.testing.assert_array_equal(out.numpy(), reference.numpy())
     return out.numpy()
+
+
+def assert_second_derivatives_are_the_references(op, x_array, tolerance):
+    """``d(sum(out ** 3))/dx`` with ``create_graph``, then the gradient of its sum of squares,
+    for ``out = op(x)`` in float64: the same, to ``tolerance``, with the references alone."""
+    def second():
+        x = to_tensor(x_array, requires_grad=True)
+        out = op(x)
+        (first,) = dp.autograd.grad((out * out * out).sum(), [x], create_graph=True)
+        (again,) = dp.autograd.grad((first * first).sum(), [x])
+        return first.numpy(), again.numpy()
+
+    kernel = second()
+    with reference_only():
+        reference = second()
+    for got, want in zip(kernel, reference, strict=True):
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+def assert_float64_gradient_into_float32_node(reference_class, arguments, x_array, grad_array):
+    """A float64 gradient into the NumPy kernel of ``reference_class(*arguments)`` run on the
+    float32 ``x_array``: a float64 input gradient, the reference node's to 1e-13."""
+    kernel = resolve(dp.get_backend("numpy"), reference_class)(*arguments)
+    reference = reference_class(*arguments)
+    for node in (kernel, reference):
+        node(to_tensor(x_array, requires_grad=True))
+    got, want = kernel.backward(grad_array), reference.backward(grad_array)
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-13)
 
 
 def assert_mixed_second_derivatives_are_the_references(op, x_array, w_array, tolerance):

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_model_under_data_parallel, to_tensor
+from conftest import (
+    assert_float64_gradient_into_float32_node,
+    assert_model_under_data_parallel,
+    assert_second_derivatives_are_the_references,
+    to_tensor,
+)
 
 import dparray as dp
 from dparray.kernels import reference_only, resolve
@@ -86,15 +91,9 @@ def test_the_numpy_backend_runs_the_kernel():
 def test_a_float64_gradient_into_a_float32_node(rng):
     from dparray.ops.adaptive_pool import AdaptiveAvgPool2d
 
-    x = rng.standard_normal((2, 3, 10, 9)).astype(np.float32)
-    kernel = resolve(dp.get_backend("numpy"), AdaptiveAvgPool2d)((3, 4))
-    reference = AdaptiveAvgPool2d((3, 4))
-    for node in (kernel, reference):
-        node(to_tensor(x, requires_grad=True))
-    grad = rng.standard_normal((2, 3, 3, 4))
-    got, want = kernel.backward(grad), reference.backward(grad)
-    assert got.dtype == want.dtype == np.float64
-    np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert_float64_gradient_into_float32_node(
+        AdaptiveAvgPool2d, ((3, 4),), rng.standard_normal((2, 3, 10, 9)).astype(np.float32),
+        rng.standard_normal((2, 3, 3, 4)))
 
 
 def test_gradcheck_in_float64(backend, kernels, rng):
@@ -103,20 +102,8 @@ def test_gradcheck_in_float64(backend, kernels, rng):
 
 
 def test_second_derivatives_are_the_references(rng):
-    x0 = rng.standard_normal((2, 3, 10, 9))
-
-    def second():
-        x = to_tensor(x0, requires_grad=True)
-        out = F.adaptive_avg_pool2d(x, (3, 4))
-        (first,) = dp.autograd.grad((out * out * out).sum(), [x], create_graph=True)
-        (again,) = dp.autograd.grad((first * first).sum(), [x])
-        return first.numpy(), again.numpy()
-
-    kernel = second()
-    with reference_only():
-        reference = second()
-    for got, want in zip(kernel, reference, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    assert_second_derivatives_are_the_references(lambda x: F.adaptive_avg_pool2d(x, (3, 4)),
+                                                  rng.standard_normal((2, 3, 10, 9)), 1e-13)
 
 
 @pytest.mark.parametrize("workers", [2, 3])

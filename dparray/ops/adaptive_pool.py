@@ -108,12 +108,12 @@ class AdaptiveAvgPool2d(Function):
         return self.xp.reshape(table, (*table.shape, *(1,) * (3 - axis)))
 
 
+@reference("adaptive_max_pool2d")
 class AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window of ``(N, C, H, W)`` input, the first maximum in
     row-major order winning. With ``return_indices`` the node also sets ``indices``: each
     winner's flat position ``h * W + w`` in its input plane (int64)."""
     saved_values = "constants"  # the winners' positions
-
 
     def __init__(self, output_size: Pair, return_indices: bool = False) -> None:
         self.output_size, self.return_indices = output_size, return_indices
@@ -164,7 +164,7 @@ def adaptive_avg_pool2d(x: Tensor, output_size: Pair) -> Tensor:
 
 def adaptive_max_pool2d(x: Tensor, output_size: Pair, return_indices: bool = False) -> Any:
     """The ``AdaptiveMaxPool2d`` node; with ``return_indices`` also the winners' positions."""
-    op = AdaptiveMaxPool2d(output_size, return_indices)
+    op = resolve(x.backend, AdaptiveMaxPool2d)(output_size, return_indices)
     out = op(x)
     if not return_indices:
         return out
