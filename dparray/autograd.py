@@ -293,14 +293,23 @@ def graph_engine() -> GraphEngine:
 
 
 def backward(root: Tensor, grad: Tensor | None = None, *, retain_graph: bool | None = None,
-             create_graph: bool = False) -> Gradients:
-    """Gradients of ``root`` with respect to every variable it depends on.
+             create_graph: bool = False, inputs: Tensor | Sequence[Tensor] | None = None
+             ) -> Gradients:
+    """Gradients of ``root`` with respect to every variable it depends on, or with
+    ``inputs`` (PyTorch's argument) only to those tensors: variables or tensors computed from
+    them, each one ``root`` depends on getting its gradient (one it does not is left out, as
+    PyTorch leaves its ``.grad`` alone), and only the part of the graph leading to them run.
 
     With ``create_graph=True`` the gradients are tensors in a graph of their own, which
     ``backward`` differentiates again (the graph is then kept unless ``retain_graph=False``).
     Everything is checked before any gradient is computed: a bad ``grad`` or a graph that an
     earlier ``backward`` freed raise without touching the graph.
     """
+    if inputs is not None:
+        targets = _tensor_list(inputs, "inputs", "backward")
+        found = _gradients_of([root], targets, grad, retain_graph, create_graph, True,
+                              "backward")
+        return Gradients({t: g for t, g in zip(targets, found, strict=True) if g is not None})
     seed = _seed_gradient(root, grad)
     retain = create_graph if retain_graph is None else bool(retain_graph)
     if root._node is None:
@@ -367,14 +376,21 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         >>> dparray.autograd.grad(dx.sum(), x)[0].tolist()
         [6.0, 12.0]
     """
-    output_list = _tensor_list(outputs, "outputs")
-    input_list = _tensor_list(inputs, "inputs")
-    seeds = _grad_outputs(output_list, grad_outputs)
+    return _gradients_of(_tensor_list(outputs, "outputs", "grad"),
+                         _tensor_list(inputs, "inputs", "grad"), grad_outputs, retain_graph,
+                         create_graph, allow_unused, "grad")
+
+
+def _gradients_of(output_list: list[Tensor], input_list: list[Tensor], grad_outputs: Any,
+                  retain_graph: bool | None, create_graph: bool, allow_unused: bool,
+                  where: str) -> tuple[Tensor | None, ...]:
+    """``grad``'s work, for ``grad`` and ``backward(inputs=...)`` (``where`` names it)."""
+    seeds = _grad_outputs(output_list, grad_outputs, where)
     for i, t in enumerate(input_list):
         if t._node is None and not t._is_variable:
             raise RuntimeError(
-                f"grad: input {i} (shape {t.shape}) is a constant, not a variable or a tensor "
-                "computed from one: nothing flows to it (make it with requires_grad=True)"
+                f"{where}: input {i} (shape {t.shape}) is a constant, not a variable or a "
+                "tensor computed from one: nothing flows to it (make it with requires_grad=True)"
             )
     retain = create_graph if retain_graph is None else bool(retain_graph)
     pending: dict[Any, Any] = {}
@@ -389,7 +405,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         if value is None:
             if not allow_unused:
                 raise RuntimeError(
-                    f"grad: input {i} (shape {t.shape}) is not used by the outputs; pass "
+                    f"{where}: input {i} (shape {t.shape}) is not used by the outputs; pass "
                     "allow_unused=True to get None for it"
                 )
             results.append(None)
@@ -409,7 +425,7 @@ def _staged(pending: dict[Any, Any], inputs: list[Tensor], retain: bool,
     complete when read; the next stage goes on from what reached below."""
     targets = {t._node for t in inputs if t._node is not None}
     variables = {t for t in inputs if t._node is None}
-    wanted = _leading_to(pending, targets, variables) if create_graph else None
+    wanted = _leading_to(pending, targets, variables)
     stops = [node.sequence for node in sorted(targets, key=_by_creation, reverse=True)]
     if variables:
         stops.append(-1)
@@ -426,7 +442,8 @@ def _staged(pending: dict[Any, Any], inputs: list[Tensor], retain: bool,
             else:
                 token = _retaining.set(retain)
                 try:
-                    reached = propagate(order, above, retain, stop_below=stop + 1)
+                    reached = propagate(order, above, retain, stop_below=stop + 1,
+                                        wanted=wanted)
                 finally:
                     _retaining.reset(token)
             for key, g in reached.items():
@@ -440,7 +457,7 @@ def _staged(pending: dict[Any, Any], inputs: list[Tensor], retain: bool,
 def _leading_to(pending: dict[Any, Any], targets: set[Function],
                 variables: set[Tensor]) -> set[Any]:
     """The edges (nodes and variables) from which some target is reached, the targets
-    included: the create_graph walk computes gradients along these only."""
+    included: the walks compute gradients along these only."""
     roots = [n for n in pending if isinstance(n, Function)]
     nodes = reverse_topological_order(roots) if roots else []
     wanted: set[Any] = set(targets) | set(variables)
@@ -452,31 +469,31 @@ def _leading_to(pending: dict[Any, Any], targets: set[Function],
     return wanted
 
 
-def _tensor_list(value: Any, name: str) -> list[Tensor]:
+def _tensor_list(value: Any, name: str, where: str) -> list[Tensor]:
     items = [value] if isinstance(value, Tensor) else value
     if not isinstance(items, (list, tuple)) or not items:
-        raise TypeError(f"grad: {name} must be a Tensor or a non-empty sequence of Tensors, got "
-                        f"{type(value).__name__}")
+        raise TypeError(f"{where}: {name} must be a Tensor or a non-empty sequence of Tensors, "
+                        f"got {type(value).__name__}")
     for i, t in enumerate(items):
         if not isinstance(t, Tensor):
-            raise TypeError(f"grad: {name}[{i}] must be a Tensor, got {type(t).__name__}")
+            raise TypeError(f"{where}: {name}[{i}] must be a Tensor, got {type(t).__name__}")
     return list(items)
 
 
-def _grad_outputs(outputs: list[Tensor], given: Any) -> list[Tensor]:
+def _grad_outputs(outputs: list[Tensor], given: Any, where: str) -> list[Tensor]:
     if given is None:
         given = [None] * len(outputs)
     elif isinstance(given, Tensor):
         given = [given]
     if not isinstance(given, (list, tuple)) or len(given) != len(outputs):
         count = len(given) if isinstance(given, (list, tuple)) else type(given).__name__
-        raise ValueError(f"grad: grad_outputs needs one entry per output ({len(outputs)}), got "
-                         f"{count}")
+        raise ValueError(f"{where}: grad_outputs needs one entry per output ({len(outputs)}), "
+                         f"got {count}")
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, given, strict=True)):
         if out._node is None and not out._is_variable:
             raise RuntimeError(
-                f"grad: output {i} (shape {out.shape}) depends on no variable: nothing to "
+                f"{where}: output {i} (shape {out.shape}) depends on no variable: nothing to "
                 "differentiate"
             )
         seeds.append(_seed_gradient(out, g))
@@ -484,22 +501,24 @@ def _grad_outputs(outputs: list[Tensor], given: Any) -> list[Tensor]:
 
 
 def propagate(order: list[Function], pending: dict[Function, Any], retain_graph: bool,
-              stop_below: int = -1) -> dict[Function | Tensor, Any]:
-    """Run each node's backward in ``order``, passing gradients down its edges; return the
-    gradients that reach variables, or nodes numbered below ``stop_below`` (not run). The
-    backend's warnings about IEEE special values are off throughout (``quiet_math``)."""
+              stop_below: int = -1, wanted: set[Any] | None = None
+              ) -> dict[Function | Tensor, Any]:
+    """Run each node's backward in ``order``, passing gradients down its edges (only those in
+    ``wanted``, when given); return the gradients that reach variables, or nodes numbered
+    below ``stop_below`` (not run). The backend's warnings about IEEE special values are off
+    throughout (``quiet_math``)."""
     quiet = quiet_math(order[0].backend) if order else None
     if quiet is None:
-        return _propagate(order, pending, retain_graph, stop_below)
+        return _propagate(order, pending, retain_graph, stop_below, wanted)
     token = quiet[0]()
     try:
-        return _propagate(order, pending, retain_graph, stop_below)
+        return _propagate(order, pending, retain_graph, stop_below, wanted)
     finally:
         quiet[1](token)
 
 
 def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph: bool,
-               stop_below: int) -> dict[Function | Tensor, Any]:
+               stop_below: int, wanted: set[Any] | None) -> dict[Function | Tensor, Any]:
     reached: dict[Function | Tensor, Any] = {}
     for node in order:
         grad_out = pending.pop(node, None)
@@ -512,7 +531,11 @@ def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph
             if type(grad_out) in _DEFERRED and not (type(grad_out) is PickGradient
                                                     and node.takes_pick_gradients):
                 grad_out = _dense(grad_out)
-            grads_in = node.backward(grad_out)
+            if wanted is None:
+                grads_in = node.backward(grad_out)
+            else:
+                parents = [p if p is not None and p in wanted else None for p in parents]
+                grads_in = _backward_along(node, grad_out, parents)
         if not retain_graph:
             node.release()
         if grads_in is None:  # no gradient reached this node, or none leaves it
@@ -536,6 +559,17 @@ def _propagate(order: list[Function], pending: dict[Function, Any], retain_graph
                 previous = pending.get(parent)
                 pending[parent] = g if previous is None else _accumulate(previous, g)
     return {target: _dense(g) for target, g in reached.items()}
+
+
+def _backward_along(node: Function, grad: Any, edges: list[Edge]) -> Any:
+    """``node.backward(grad)`` with only ``edges`` showing (the others None), so that it
+    skips the gradients no target needs (``needs_grad``); its edges are restored after."""
+    kept = node.parents
+    node.parents = edges
+    try:
+        return node.backward(grad)
+    finally:
+        node.parents = kept
 
 
 class SliceGradient:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -137,15 +137,27 @@ class TensorMethods(_Conversions):
 
     # ---------------------------------------------------------------------- graph and dtype
     def backward(self, grad: Tensor | None = None, *, retain_graph: bool | None = None,
-                 create_graph: bool = False) -> Gradients:
-        """Gradients of this tensor with respect to every variable it depends on.
+                 create_graph: bool = False,
+                 inputs: Tensor | Sequence[Tensor] | None = None) -> Gradients:
+        """Gradients of this tensor with respect to every variable it depends on, or only to
+        ``inputs`` (PyTorch's argument: ``loss.backward(inputs=generator.parameters())``
+        leaves out a discriminator's parameters, and skips computing their gradients).
 
         ``grad`` is the gradient flowing in (ones when omitted, which needs a single-element
         tensor). The graph's saved arrays are freed on the way unless ``retain_graph``. With
         ``create_graph=True`` the gradients are tensors in a graph of their own, to
         differentiate again (the graph is then kept unless ``retain_graph=False``).
+
+        Examples:
+            >>> import dparray
+            >>> a = dparray.tensor([1.0, 2.0], requires_grad=True)
+            >>> b = dparray.tensor([3.0, 4.0], requires_grad=True)
+            >>> grads = (a * b).sum().backward(inputs=[a])
+            >>> len(grads), grads[a].tolist()
+            (1, [3.0, 4.0])
         """
-        return _backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
+        return _backward(self, grad, retain_graph=retain_graph, create_graph=create_graph,
+                         inputs=inputs)
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """This tensor on another device, or cast to another dtype, or both, with PyTorch's

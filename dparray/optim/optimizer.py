@@ -104,7 +104,8 @@ class Optimizer:
             raise ValueError(
                 f"{where}: {len(unknown)} gradient(s) for tensors this optimizer does not "
                 f"update (shapes {[v.shape for v in unknown]}); pass their parameters to the "
-                "optimizer or leave them out of the loss's variables"
+                "optimizer, or ask backward for this optimizer's parameters only "
+                "(loss.backward(inputs=model.parameters()))"
             )
         plan = []
         index = 0
