@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dparray import devices as _devices
 from dparray import dtypes as _dtypes
 from dparray._aliases import torch_names
-from dparray._checks import TensorBase, check_int, normalize_axis
+from dparray._checks import TensorBase
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -649,17 +649,7 @@ class TensorMethods(_Conversions):
         return _ops.transpose(self, 0, 1) if self.ndim == 2 else self  # type: ignore[return-value]
 
     def narrow(self, axis: int, start: Any, length: int) -> Tensor:
-        """``length`` entries along ``axis`` from ``start`` (negative: from the end), as
-        PyTorch's ``narrow(dim, start, length)``; differentiable."""
-        axis = normalize_axis(axis, self.ndim, "narrow")
-        size = self.shape[axis]
-        start = check_int(start, "start", "narrow", minimum=-size, maximum=size)
-        start %= size if size else 1
-        length = check_int(length, "length", "narrow", minimum=0)
-        if start + length > size:
-            raise ValueError(f"narrow: start ({start}) + length ({length}) exceeds the size "
-                             f"{size} of axis {axis}")
-        return self[(slice(None),) * axis + (slice(start, start + length),)]
+        return _ops.narrow(self, axis, start, length)
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating one."""
@@ -787,6 +777,109 @@ class TensorMethods(_Conversions):
     def scatter_reduce(self, axis: int, index: Any, src: Tensor, reduce: str, *,
                        include_self: bool = True) -> Tensor:
         return _ops.scatter_reduce(self, axis, index, src, reduce, include_self=include_self)
+
+    # ------------------------------------ PyTorch's products, reductions, shapes, searches
+    def mm(self, mat2: Tensor) -> Tensor:
+        return _ops.mm(self, mat2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        return _ops.mv(self, vec)
+
+    def dot(self, tensor: Tensor) -> Tensor:
+        return _ops.dot(self, tensor)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        return _ops.bmm(self, mat2)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+                alpha: Any = 1) -> Tensor:
+        return _ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        return _ops.outer(self, vec2)
+
+    def kron(self, other: Tensor) -> Tensor:
+        return _ops.kron(self, other)
+
+    def trace(self) -> Tensor:
+        return _ops.trace(self)
+
+    def diag_embed(self, offset: int = 0, axis1: int = -2, axis2: int = -1) -> Tensor:
+        return _ops.diag_embed(self, offset, axis1, axis2)
+
+    def amax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.amax(self, axis, keepdims)
+
+    def amin(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.amin(self, axis, keepdims)
+
+    def aminmax(self, *, axis: Any = None, keepdims: bool = False) -> Any:
+        return _ops.aminmax(self, axis=axis, keepdims=keepdims)
+
+    def nansum(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.nansum(self, axis, keepdims, dtype=dtype)
+
+    def nanmean(self, axis: Any = None, keepdims: bool = False, *,
+                dtype: Any = None) -> Tensor:
+        return _ops.nanmean(self, axis, keepdims, dtype=dtype)
+
+    def count_nonzero(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.count_nonzero(self, axis, keepdims)
+
+    def median(self, axis: int | None = None, keepdims: bool = False
+               ) -> Tensor | ValuesIndices:
+        return _ops.median(self, axis, keepdims)
+
+    def norm(self, p: Any = "fro", axis: Any = None, keepdims: bool = False,
+             dtype: Any = None) -> Tensor:
+        return _ops.norm(self, p, axis, keepdims, dtype)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
+                   neginf: float | None = None) -> Tensor:
+        return _ops.nan_to_num(self, nan, posinf, neginf)
+
+    def hypot(self, other: Any) -> Tensor:
+        return _ops.hypot(self, other)
+
+    def clamp_min(self, min: float) -> Tensor:
+        return _ops.clamp_min(self, min)
+
+    def clamp_max(self, max: float) -> Tensor:
+        return _ops.clamp_max(self, max)
+
+    def erfinv(self) -> Tensor:
+        return _ops.erfinv(self)
+
+    def diff(self, n: int = 1, axis: int = -1, prepend: Tensor | None = None,
+             append: Tensor | None = None) -> Tensor:
+        return _ops.diff(self, n, axis, prepend, append)
+
+    def unbind(self, axis: int = 0) -> tuple[Tensor, ...]:
+        return _ops.unbind(self, axis)
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        return _ops.movedim(self, source, destination)
+
+    def moveaxis(self, source: Any, destination: Any) -> Tensor:
+        return _ops.movedim(self, source, destination)
+
+    def swapaxes(self, axis0: int, axis1: int) -> Tensor:
+        return _ops.swapaxes(self, axis0, axis1)
+
+    def swapdims(self, axis0: int, axis1: int) -> Tensor:
+        return _ops.swapaxes(self, axis0, axis1)
+
+    def take_along_dim(self, indices: Any, axis: int | None = None) -> Tensor:
+        return _ops.take_along_dim(self, indices, axis)
+
+    def index_add(self, axis: int, index: Any, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return _ops.index_add(self, axis, index, source, alpha=alpha)
+
+    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+        return _ops.bincount(self, weights, minlength)
 
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",

@@ -21,6 +21,10 @@ with safe_open(str(pathlib.Path(__file__).parent / "data" / "module.safetensors"
     INPLACE = json.loads(_file.metadata()["inplace"])
 LAYERS = [name for name in INPLACE["layers"] if hasattr(nn, name)]
 FUNCTIONS = [name for name in INPLACE["functions"] if hasattr(F, name)]
+REQUIRED = {"Threshold": (0.5, -1.0), "threshold": (0.5, -1.0)}  # arguments without defaults
+# the channel dropouts' own input ranks (a (4, 3) input is one they deprecate, with a warning)
+SHAPES = {"Dropout1d": (4, 3, 5), "Dropout2d": (2, 4, 3, 5), "Dropout3d": (2, 4, 3, 5, 2)}
+SHAPES.update({name.lower(): shape for name, shape in SHAPES.items()})
 
 
 class Noisy(nn.Module):
@@ -78,9 +82,10 @@ def test_the_fixture_lists_pytorchs_inplace_layers():
 
 @pytest.mark.parametrize("name", LAYERS)
 def test_every_layer_pytorch_gives_inplace_accepts_it_and_changes_nothing(name, backend, rng):
-    x = dp.tensor(rng.standard_normal((4, 3)) * 3)
+    x = dp.tensor(rng.standard_normal(SHAPES.get(name, (4, 3))) * 3)
     before = x.numpy().copy()
-    layer, plain = getattr(nn, name)(inplace=True), getattr(nn, name)()
+    required = REQUIRED.get(name, ())
+    layer, plain = getattr(nn, name)(*required, inplace=True), getattr(nn, name)(*required)
     assert layer.inplace is True and plain.inplace is False
     assert "inplace=True" in repr(layer)
     dp.manual_seed(0)
@@ -90,21 +95,22 @@ def test_every_layer_pytorch_gives_inplace_accepts_it_and_changes_nothing(name, 
     assert out is not x
     np.testing.assert_array_equal(x.numpy(), before)  # the input is left as it was
     with pytest.raises(TypeError, match=f"^{name}: inplace must be a bool, got 'yes'"):
-        getattr(nn, name)(inplace="yes")
+        getattr(nn, name)(*required, inplace="yes")
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_every_function_pytorch_gives_inplace_accepts_it(name, backend, rng):
-    x = dp.tensor(rng.standard_normal((4, 3)) * 3)
+    x = dp.tensor(rng.standard_normal(SHAPES.get(name, (4, 3))) * 3)
     before = x.numpy().copy()
     function = getattr(F, name)
+    required = REQUIRED.get(name, ())
     dp.manual_seed(0)
-    out = function(x, inplace=True)
+    out = function(x, *required, inplace=True)
     dp.manual_seed(0)
-    np.testing.assert_array_equal(out.numpy(), function(x).numpy())
+    np.testing.assert_array_equal(out.numpy(), function(x, *required).numpy())
     np.testing.assert_array_equal(x.numpy(), before)
     with pytest.raises(TypeError, match=f"^{name}: inplace must be a bool, got 1"):
-        function(x, inplace=1)
+        function(x, *required, inplace=1)
 
 
 def test_the_pytorch_reprs():

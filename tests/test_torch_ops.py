@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import to_tensor
 from safetensors import safe_open
+from torch_reference import check_op_case
 
 import dparray as dp
 
@@ -146,49 +146,11 @@ def test_every_fixture_has_its_op_and_every_op_its_fixture():
     assert sorted(OPS) == sorted(ARRAYS)
 
 
-def _indexed(arrays: dict[str, np.ndarray], prefix: str) -> list[np.ndarray]:
-    count = sum(1 for key in arrays if key.startswith(prefix + "."))
-    return [arrays[f"{prefix}.{i}"] for i in range(count)]
-
-
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_values_dtypes_and_gradients_match_pytorch(name, backend):
-    arrays = ARRAYS[name]
-    differentiable = DIFFERENTIABLE[name]
-    inputs = [to_tensor(a, requires_grad=differentiable and np.issubdtype(a.dtype, np.floating))
-              for a in _indexed(arrays, "input")]
     with warnings.catch_warnings():  # a variance without degrees of freedom warns, as PyTorch's
         warnings.filterwarnings("ignore", message=r"(var|std): .* leave no degrees of freedom")
-        result = OPS[name](*inputs)
-    outputs = list(result) if isinstance(result, tuple) else [result]
-    expected = _indexed(arrays, "output")
-    assert len(outputs) == len(expected)
-    for out, want in zip(outputs, expected, strict=True):
-        assert out.shape == want.shape
-        assert out.dtype.name == want.dtype.name
-        np.testing.assert_allclose(out.numpy(), want, **_tolerance(want))
-    if not differentiable:
-        return
-    total = None
-    for i, out in enumerate(outputs):
-        cotangent = arrays.get(f"cotangent.{i}")
-        if cotangent is not None:
-            term = (out * to_tensor(cotangent)).sum()
-            total = term if total is None else total + term
-    grads = total.backward()
-    for i, x in enumerate(inputs):
-        want = arrays.get(f"grad.{i}")
-        if want is not None:
-            got = grads[x].numpy() if x in grads else np.zeros_like(want)
-            np.testing.assert_allclose(got, want, **_tolerance(want, rtol=1e-10),
-                                       err_msg=f"gradient of input {i}")
-
-
-def _tolerance(want: np.ndarray, rtol: float = 1e-12) -> dict[str, float]:
-    """float64 to rounding; float32 (a product's terms summed in another order) to 1e-6."""
-    if want.dtype == np.float32:
-        return {"rtol": 1e-6, "atol": 1e-6}
-    return {"rtol": rtol, "atol": 1e-12}
+        check_op_case(OPS[name], ARRAYS[name], DIFFERENTIABLE[name])
 
 
 PROMOTING = {

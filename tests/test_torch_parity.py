@@ -13,7 +13,7 @@ from safetensors import safe_open
 from torch_reference import DATA, ReferenceCase, check, check_state_dict_round_trip, load_cases
 
 FAMILIES = ["activations", "attention", "conv", "core", "losses", "norm", "rnn", "small_layers",
-            "transformer", "volumes"]
+            "transformer", "volumes", "reshaping_layers"]
 CASES = [case for family in FAMILIES for case in load_cases(family)]
 
 # PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32 even in float64

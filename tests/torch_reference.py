@@ -180,3 +180,48 @@ def check_state_dict_round_trip(case: ReferenceCase, tmp_path: pathlib.Path) -> 
     for (key, a), (_, b) in zip(fresh.state_dict().items(), module.state_dict().items(),
                                 strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=key)
+
+
+def indexed(arrays: dict[str, np.ndarray], prefix: str) -> list[np.ndarray]:
+    """``arrays[prefix.0]``, ``arrays[prefix.1]``, ... as a list."""
+    count = sum(1 for key in arrays if key.startswith(prefix + "."))
+    return [arrays[f"{prefix}.{i}"] for i in range(count)]
+
+
+def op_tolerance(want: np.ndarray, rtol: float = 1e-12) -> dict[str, float]:
+    """float64 to rounding; float32 (a product's terms summed in another order) to 1e-6."""
+    if want.dtype == np.float32:
+        return {"rtol": 1e-6, "atol": 1e-6}
+    return {"rtol": rtol, "atol": 1e-12}
+
+
+def check_op_case(op: Callable[..., Any], arrays: dict[str, np.ndarray],
+                  differentiable: bool) -> None:
+    """``op`` of an op fixture's inputs (``input.i``) gives its outputs (``output.i``: values,
+    shapes and dtypes) and, when ``differentiable``, the gradients of ``sum(output_i *
+    cotangent_i)`` by the floating inputs (``grad.i``; zeros where nothing flows)."""
+    inputs = [dp.tensor(a, requires_grad=differentiable and np.issubdtype(a.dtype, np.floating))
+              for a in indexed(arrays, "input")]
+    result = op(*inputs)
+    outputs = list(result) if isinstance(result, tuple) else [result]
+    expected = indexed(arrays, "output")
+    assert len(outputs) == len(expected)
+    for out, want in zip(outputs, expected, strict=True):
+        assert out.shape == want.shape
+        assert out.dtype.name == want.dtype.name
+        np.testing.assert_allclose(out.numpy(), want, **op_tolerance(want))
+    if not differentiable:
+        return
+    total = None
+    for i, out in enumerate(outputs):
+        cotangent = arrays.get(f"cotangent.{i}")
+        if cotangent is not None:
+            term = (out * dp.tensor(cotangent)).sum()
+            total = term if total is None else total + term
+    grads = total.backward() if total is not None and total.requires_grad else {}
+    for i, x in enumerate(inputs):
+        want = arrays.get(f"grad.{i}")
+        if want is not None:
+            got = grads[x].numpy() if x in grads else np.zeros_like(want)
+            np.testing.assert_allclose(got, want, **op_tolerance(want, rtol=1e-10),
+                                       err_msg=f"gradient of input {i}")

@@ -287,6 +287,17 @@ def check_pool_input(where: str, x: Any, windows: Windows, dims: int) -> Tensor:
     return x
 
 
+def check_batched_or_not(where: str, x: Any, dims: int) -> Tensor:
+    """``x`` must be a tensor of ``dims`` spatial axes after the channels, with or without a
+    batch axis before them (PyTorch's unbatched input)."""
+    check_tensor(x, "input", where)
+    if x.ndim not in (dims + 1, dims + 2):
+        unbatched = layout(dims).replace("N, ", "")
+        raise ValueError(f"{where}: expected an {layout(dims)} or unbatched {unbatched} input, "
+                         f"got shape {x.shape}")
+    return x
+
+
 def unpool_size(where: str, x: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
                 output_size: Any) -> tuple[int, int]:
     """The output planes' size of a 2-D max unpool, checked as PyTorch checks it: ``x`` and

@@ -27,6 +27,30 @@ from dparray.nn._geometry import (
     transposed_output_padding,
     unpool_size,
 )
+from dparray.nn.activation_functions import glu as glu
+from dparray.nn.activation_functions import gumbel_softmax as gumbel_softmax
+from dparray.nn.activation_functions import hardshrink as hardshrink
+from dparray.nn.activation_functions import local_response_norm as local_response_norm
+from dparray.nn.activation_functions import rrelu as rrelu
+from dparray.nn.activation_functions import softshrink as softshrink
+from dparray.nn.activation_functions import tanhshrink as tanhshrink
+from dparray.nn.activation_functions import threshold as threshold
+from dparray.nn.adaptive_pooling import adaptive_avg_pool1d as adaptive_avg_pool1d
+from dparray.nn.adaptive_pooling import adaptive_avg_pool3d as adaptive_avg_pool3d
+from dparray.nn.adaptive_pooling import adaptive_max_pool1d as adaptive_max_pool1d
+from dparray.nn.adaptive_pooling import adaptive_max_pool3d as adaptive_max_pool3d
+from dparray.nn.bilinear import bilinear as bilinear
+from dparray.nn.channel_dropout import alpha_dropout as alpha_dropout
+from dparray.nn.channel_dropout import dropout1d as dropout1d
+from dparray.nn.channel_dropout import dropout2d as dropout2d
+from dparray.nn.channel_dropout import dropout3d as dropout3d
+from dparray.nn.channel_dropout import feature_alpha_dropout as feature_alpha_dropout
+from dparray.nn.distance import cosine_similarity as cosine_similarity
+from dparray.nn.distance import pairwise_distance as pairwise_distance
+from dparray.nn.distance import pdist as pdist
+from dparray.nn.embedding_bag import embedding_bag as embedding_bag
+from dparray.nn.fold import fold as fold
+from dparray.nn.fold import unfold as unfold
 from dparray.nn.loss import binary_cross_entropy as binary_cross_entropy
 from dparray.nn.loss import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
 from dparray.nn.loss import cosine_embedding_loss as cosine_embedding_loss
@@ -38,6 +62,19 @@ from dparray.nn.loss import margin_ranking_loss as margin_ranking_loss
 from dparray.nn.loss import mse_loss as mse_loss
 from dparray.nn.loss import nll_loss as nll_loss
 from dparray.nn.loss import smooth_l1_loss as smooth_l1_loss
+from dparray.nn.loss_more import gaussian_nll_loss as gaussian_nll_loss
+from dparray.nn.loss_more import hinge_embedding_loss as hinge_embedding_loss
+from dparray.nn.loss_more import multi_margin_loss as multi_margin_loss
+from dparray.nn.loss_more import multilabel_soft_margin_loss as multilabel_soft_margin_loss
+from dparray.nn.loss_more import poisson_nll_loss as poisson_nll_loss
+from dparray.nn.loss_more import soft_margin_loss as soft_margin_loss
+from dparray.nn.loss_more import triplet_margin_loss as triplet_margin_loss
+from dparray.nn.lp_pooling import lp_pool1d as lp_pool1d
+from dparray.nn.lp_pooling import lp_pool2d as lp_pool2d
+from dparray.nn.lp_pooling import lp_pool3d as lp_pool3d
+from dparray.nn.shuffle import channel_shuffle as channel_shuffle
+from dparray.nn.shuffle import pixel_shuffle as pixel_shuffle
+from dparray.nn.shuffle import pixel_unshuffle as pixel_unshuffle
 from dparray.nn.upsample import resample
 from dparray.ops import activations as _activations
 from dparray.ops import adaptive_pool as _adaptive
@@ -66,6 +103,18 @@ __all__ = [
     "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "prelu", "relu", "relu6", "rms_norm",
     "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softmin", "softplus", "softsign", "tanh",
+    "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
+    "channel_shuffle", "fold", "pixel_shuffle", "pixel_unshuffle", "unfold",
+    "cosine_similarity", "pairwise_distance", "pdist",
+    "glu", "gumbel_softmax", "hardshrink", "local_response_norm", "rrelu", "softshrink",
+    "tanhshrink", "threshold",
+    "gaussian_nll_loss", "hinge_embedding_loss", "multi_margin_loss",
+    "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss",
+    "adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d", "bilinear",
+    "embedding_bag",
 ]
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -590,6 +639,61 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     check_nonempty_image("adaptive_max_pool2d", input, floating=False)
     return _adaptive.adaptive_max_pool2d(input, resolve_output_size(sizes, input),
                                          return_indices)
+
+
+# PyTorch's ``*_with_indices`` forms: the max pools that always return ``(output, indices)``;
+# ``return_indices`` is taken and ignored, as in PyTorch.
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool1d(..., return_indices=True)``: the maxima and their positions along ``L``."""
+    return _max_pool("max_pool1d_with_indices", 1, input, kernel_size, stride, padding,
+                     dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool2d(..., return_indices=True)``: the maxima and their flat positions in each
+    input plane.
+
+    Examples:
+        >>> import dparray as dp
+        >>> x = dp.arange(16.0).reshape(1, 1, 4, 4)
+        >>> dp.nn.functional.max_pool2d_with_indices(x, 2)[1].tolist()
+        [[[[5, 7], [13, 15]]]]
+    """
+    return _max_pool("max_pool2d_with_indices", 2, input, kernel_size, stride, padding,
+                     dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool3d(..., return_indices=True)``: the maxima and their flat positions in each
+    input volume."""
+    return _max_pool("max_pool3d_with_indices", 3, input, kernel_size, stride, padding,
+                     dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d(..., return_indices=True)``: the maxima and their positions."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d(..., return_indices=True)``: the maxima and their flat positions
+    in each input plane."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d(..., return_indices=True)``: the maxima and their flat positions
+    in each input volume."""
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,

@@ -1,4 +1,4 @@
-"""Normalisation layers: LayerNorm, BatchNorm1d/2d, GroupNorm, InstanceNorm1d/2d and RMSNorm,
+"""Normalisation layers: LayerNorm, BatchNorm1d/2d/3d, GroupNorm, InstanceNorm1d/2d/3d and RMSNorm,
 with PyTorch's arguments, parameters, buffers and names. Each call is one graph node
 (``dparray.ops.normalization``).
 
@@ -161,6 +161,21 @@ class BatchNorm2d(_BatchNorm):
     shapes = "(N, C, H, W)"
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of ``(N, C, D, H, W)`` input: each channel over the batch and the
+    volume (see ``_BatchNorm``).
+
+    Examples:
+        >>> import dparray as dp
+        >>> norm = dp.nn.BatchNorm3d(2)
+        >>> norm(dp.randn(3, 2, 4, 4, 4)).shape
+        (3, 2, 4, 4, 4)
+    """
+
+    dims = (5,)
+    shapes = "(N, C, D, H, W)"
+
+
 class GroupNorm(Module):
     """Normalises each sample's ``num_channels`` channels (axis 1 of ``(N, C, ...)`` input) in
     ``num_groups`` groups of consecutive channels, each group by its own mean and variance,
@@ -275,6 +290,20 @@ class InstanceNorm2d(_InstanceNorm):
 
     spatial = 2
     shapes = "(N, C, H, W) or (C, H, W)"
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)`` input: each
+    channel of each volume by its own mean and variance (see ``_InstanceNorm``).
+
+    Examples:
+        >>> import dparray as dp
+        >>> dp.nn.InstanceNorm3d(3, affine=True)(dp.randn(2, 3, 2, 4, 4)).shape
+        (2, 3, 2, 4, 4)
+    """
+
+    spatial = 3
+    shapes = "(N, C, D, H, W) or (C, D, H, W)"
 
 
 class RMSNorm(Module):

@@ -200,21 +200,14 @@ class _Recurrent(Module):
     def _check_states(self, input: Tensor, initial: Sequence[Any], batched: bool) -> None:
         """Each initial state is a floating-point tensor of the shape ``input`` needs:
         ``(num_layers * directions, N, hidden_size)``, or without ``N`` when unbatched."""
-        where = type(self).__name__
         count = self.num_layers * self.directions
         if batched:
             batch = input.shape[0] if self.batch_first else input.shape[1]
             expected: tuple[int, ...] = (count, batch, self.hidden_size)
         else:
             expected = (count, self.hidden_size)
-        for name, state in zip(self.state_names, initial, strict=True):
-            check_tensor(state, name, where)
-            if not state.dtype.is_floating:
-                raise TypeError(f"{where}: {name} must be a floating-point tensor, got "
-                                f"{state.dtype.name}")
-            if state.shape != expected:
-                raise ValueError(f"{self!r}: {name} must have shape {expected} for input of "
-                                 f"shape {input.shape}, got shape {state.shape}")
+        check_states(self, dict(zip(self.state_names, initial, strict=True)), expected,
+                     input.shape)
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
@@ -229,6 +222,21 @@ class _Recurrent(Module):
         if self.bidirectional:
             text += ", bidirectional=True"
         return text
+
+
+def check_states(module: Module, states: dict[str, Any], expected: tuple[int, ...],
+                 input_shape: tuple[int, ...]) -> None:
+    """Each of a recurrent module's given ``states`` (by name) is a floating-point tensor of
+    the ``expected`` shape for its input's."""
+    where = type(module).__name__
+    for name, state in states.items():
+        check_tensor(state, name, where)
+        if not state.dtype.is_floating:
+            raise TypeError(f"{where}: {name} must be a floating-point tensor, got "
+                            f"{state.dtype.name}")
+        if state.shape != expected:
+            raise ValueError(f"{module!r}: {name} must have shape {expected} for input of "
+                             f"shape {input_shape}, got shape {state.shape}")
 
 
 class RNN(_Recurrent):
