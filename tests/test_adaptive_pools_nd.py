@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import to_tensor
 from gradient_checks import check_gradients
 from grouped_fixtures import POOLING, check_function
 from torch_reference import check
@@ -132,3 +133,21 @@ def test_with_indices_forms_ignore_return_indices(backend, rng):
 def test_bad_arguments_are_refused(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("pool", [
+    lambda x: F.adaptive_avg_pool2d(x, (3, 2)), lambda x: nn.AdaptiveAvgPool2d((None, 2))(x),
+    lambda x: F.adaptive_max_pool2d(x, 3, return_indices=True),
+    lambda x: nn.AdaptiveMaxPool2d((2, 4), return_indices=True)(x)])
+def test_the_2d_pools_take_unbatched_input_as_a_batch_of_one(pool, backend, rng):
+    values = rng.standard_normal((3, 5, 7))
+    x = to_tensor(values, requires_grad=True, backend=backend)
+    batched = to_tensor(values[None], requires_grad=True, backend=backend)
+    got, want = pool(x), pool(batched)
+    got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape[1:]
+        np.testing.assert_array_equal(g.numpy(), w.numpy()[0])
+    grad_x = (got[0] ** 2).sum().backward()[x]
+    grad_batched = (want[0] ** 2).sum().backward()[batched]
+    np.testing.assert_array_equal(grad_x.numpy(), grad_batched.numpy()[0])

@@ -43,7 +43,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
         [[[2.0, 2.0]]]
     """
     sizes = _output_sizes("adaptive_avg_pool1d", output_size, 1)
-    return _pool("adaptive_avg_pool1d", input, sizes, average=True)
+    return adaptive_pool("adaptive_avg_pool1d", input, sizes, average=True)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
@@ -58,7 +58,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
         [2.5, 4.5]
     """
     sizes = _output_sizes("adaptive_avg_pool3d", output_size, 3)
-    return _pool("adaptive_avg_pool3d", input, sizes, average=True)
+    return adaptive_pool("adaptive_avg_pool3d", input, sizes, average=True)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
@@ -75,7 +75,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     """
     sizes = _output_sizes("adaptive_max_pool1d", output_size, 1)
     check_bool(return_indices, "return_indices", "adaptive_max_pool1d")
-    return _pool("adaptive_max_pool1d", input, sizes, average=False,
+    return adaptive_pool("adaptive_max_pool1d", input, sizes, average=False,
                 return_indices=return_indices)
 
 
@@ -93,7 +93,7 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
     """
     sizes = _output_sizes("adaptive_max_pool3d", output_size, 3)
     check_bool(return_indices, "return_indices", "adaptive_max_pool3d")
-    return _pool("adaptive_max_pool3d", input, sizes, average=False,
+    return adaptive_pool("adaptive_max_pool3d", input, sizes, average=False,
                 return_indices=return_indices)
 
 
@@ -110,7 +110,7 @@ class _AdaptivePoolNd(Module):
         self.output_size = output_size
 
     def forward(self, x: Tensor) -> Any:
-        return _pool(type(self).__name__, x, self._sizes, self.average)
+        return adaptive_pool(type(self).__name__, x, self._sizes, self.average)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -124,7 +124,7 @@ class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
         self.return_indices = check_bool(return_indices, "return_indices", type(self).__name__)
 
     def forward(self, x: Tensor) -> Any:
-        return _pool(type(self).__name__, x, self._sizes, False, self.return_indices)
+        return adaptive_pool(type(self).__name__, x, self._sizes, False, self.return_indices)
 
 
 class AdaptiveAvgPool1d(_AdaptivePoolNd):
@@ -194,9 +194,11 @@ def _output_sizes(where: str, output_size: Any, dims: int) -> Sizes:
                                                                 minimum=1) for n in sizes)
 
 
-def _pool(where: str, x: Any, sizes: Sizes, average: bool, return_indices: bool = False) -> Any:
+def adaptive_pool(where: str, x: Any, sizes: Sizes, average: bool,
+                  return_indices: bool = False) -> Any:
     """``x`` (batched or not) checked and pooled to ``sizes`` (None: the input's size), with
-    the winners' flat positions too when ``return_indices``."""
+    the winners' flat positions too when ``return_indices``: the adaptive pools of 1, 2 and 3
+    spatial axes (``dparray.nn.pooling``'s 2-D modules and functions call it too)."""
     dims = len(sizes)
     check_batched_or_not(where, x, dims)
     if average and not x.dtype.is_floating:
@@ -205,7 +207,7 @@ def _pool(where: str, x: Any, sizes: Sizes, average: bool, return_indices: bool 
         raise ValueError(f"{where}: expected an input with non-empty spatial axes, got shape "
                          f"{x.shape}")
     if x.ndim == dims + 1:
-        result = _pool(where, x.reshape(1, *x.shape), sizes, average, return_indices)
+        result = adaptive_pool(where, x.reshape(1, *x.shape), sizes, average, return_indices)
         if return_indices:
             return tuple(t.reshape(*t.shape[1:]) for t in result)
         return result.reshape(*result.shape[1:])
@@ -213,6 +215,8 @@ def _pool(where: str, x: Any, sizes: Sizes, average: bool, return_indices: bool 
     out = tuple(n if o is None else o for n, o in zip(spatial, sizes, strict=True))
     if dims == 1:
         return _pool_1d(x, out[0], average, return_indices)
+    if dims == 2:
+        return _pool_2d(x, (out[0], out[1]), average, return_indices)
     return _pool_3d(x, (out[0], out[1], out[2]), average, return_indices)
 
 

@@ -15,14 +15,12 @@ from dparray.nn._geometry import (
     check_conv_fits,
     check_conv_input,
     check_conv_padding,
-    check_nonempty_image,
     check_pool_input,
     check_transposed_input,
     conv_geometry,
     conv_padding,
     pool_geometry,
     resize,
-    resolve_output_size,
     transposed_geometry,
     transposed_output_padding,
     unpool_size,
@@ -39,6 +37,7 @@ from dparray.nn.adaptive_pooling import adaptive_avg_pool1d as adaptive_avg_pool
 from dparray.nn.adaptive_pooling import adaptive_avg_pool3d as adaptive_avg_pool3d
 from dparray.nn.adaptive_pooling import adaptive_max_pool1d as adaptive_max_pool1d
 from dparray.nn.adaptive_pooling import adaptive_max_pool3d as adaptive_max_pool3d
+from dparray.nn.adaptive_pooling import adaptive_pool
 from dparray.nn.bilinear import bilinear as bilinear
 from dparray.nn.channel_dropout import alpha_dropout as alpha_dropout
 from dparray.nn.channel_dropout import dropout1d as dropout1d
@@ -77,7 +76,6 @@ from dparray.nn.shuffle import pixel_shuffle as pixel_shuffle
 from dparray.nn.shuffle import pixel_unshuffle as pixel_unshuffle
 from dparray.nn.upsample import resample
 from dparray.ops import activations as _activations
-from dparray.ops import adaptive_pool as _adaptive
 from dparray.ops import conv3d as _conv3d
 from dparray.ops import dropout as _dropout
 from dparray.ops import embedding as _embedding
@@ -624,21 +622,21 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
-    """The mean over PyTorch's adaptive windows to ``output_size`` (an int or a pair; None
-    keeps the input's size), as ``F.adaptive_avg_pool2d``; one graph node."""
+    """The mean over PyTorch's adaptive windows of ``(N, C, H, W)`` (or unbatched
+    ``(C, H, W)``) input to ``output_size`` (an int or a pair; None keeps the input's size),
+    as ``F.adaptive_avg_pool2d``; one graph node."""
     sizes = adaptive_output_size("adaptive_avg_pool2d", output_size)
-    check_nonempty_image("adaptive_avg_pool2d", input, floating=True)
-    return _adaptive.adaptive_avg_pool2d(input, resolve_output_size(sizes, input))
+    return adaptive_pool("adaptive_avg_pool2d", input, sizes, average=True)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
-    """The maximum over PyTorch's adaptive windows, as ``F.adaptive_max_pool2d``;
-    ``return_indices`` also returns each winner's flat position in its input plane."""
+    """The maximum over PyTorch's adaptive windows of ``(N, C, H, W)`` (or ``(C, H, W)``)
+    input, as ``F.adaptive_max_pool2d``; ``return_indices`` also returns each winner's flat
+    position in its input plane."""
     sizes = adaptive_output_size("adaptive_max_pool2d", output_size)
     check_bool(return_indices, "return_indices", "adaptive_max_pool2d")
-    check_nonempty_image("adaptive_max_pool2d", input, floating=False)
-    return _adaptive.adaptive_max_pool2d(input, resolve_output_size(sizes, input),
-                                         return_indices)
+    return adaptive_pool("adaptive_max_pool2d", input, sizes, average=False,
+                         return_indices=return_indices)
 
 
 # PyTorch's ``*_with_indices`` forms: the max pools that always return ``(output, indices)``;

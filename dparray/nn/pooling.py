@@ -11,14 +11,12 @@ from typing import Any, ClassVar
 from dparray._checks import check_bool, check_int, check_int_tuple
 from dparray.nn._geometry import (
     adaptive_output_size,
-    check_nonempty_image,
     check_pool_input,
     pool_geometry,
-    resolve_output_size,
     unpool_size,
 )
+from dparray.nn.adaptive_pooling import adaptive_pool
 from dparray.nn.module import Module
-from dparray.ops import adaptive_pool as _adaptive
 from dparray.ops import pool3d as _pool3d
 from dparray.ops import unpool as _unpool
 from dparray.tensor import Tensor
@@ -198,9 +196,10 @@ class MaxUnpool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
-    """The mean over PyTorch's adaptive windows, to an output of ``output_size`` (an int or a
-    pair; None keeps the input's size along that axis) whatever the input's size: output row
-    ``i`` of ``OH`` averages input rows ``floor(i * H / OH)`` to ``ceil((i + 1) * H / OH)``.
+    """The mean over PyTorch's adaptive windows of ``(N, C, H, W)`` (or unbatched ``(C, H, W)``)
+    input, to an output of ``output_size`` (an int or a pair; None keeps the input's size along
+    that axis) whatever the input's size: output row ``i`` of ``OH`` averages input rows
+    ``floor(i * H / OH)`` to ``ceil((i + 1) * H / OH)``.
 
     Examples:
         >>> import dparray as dp
@@ -208,6 +207,8 @@ class AdaptiveAvgPool2d(Module):
         [[[[2.5]]]]
         >>> dp.nn.AdaptiveAvgPool2d((None, 2))(dp.ones(4, 3, 5, 7)).shape
         (4, 3, 5, 2)
+        >>> dp.nn.AdaptiveAvgPool2d(2)(dp.ones(3, 5, 7)).shape
+        (3, 2, 2)
     """
 
     def __init__(self, output_size: Any) -> None:
@@ -216,8 +217,7 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, x: Tensor) -> Tensor:
-        check_nonempty_image("AdaptiveAvgPool2d", x, floating=True)
-        return _adaptive.adaptive_avg_pool2d(x, resolve_output_size(self._sizes, x))
+        return adaptive_pool("AdaptiveAvgPool2d", x, self._sizes, average=True)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -241,9 +241,8 @@ class AdaptiveMaxPool2d(Module):
         self.return_indices = check_bool(return_indices, "return_indices", "AdaptiveMaxPool2d")
 
     def forward(self, x: Tensor) -> Any:
-        check_nonempty_image("AdaptiveMaxPool2d", x, floating=False)
-        return _adaptive.adaptive_max_pool2d(x, resolve_output_size(self._sizes, x),
-                                             self.return_indices)
+        return adaptive_pool("AdaptiveMaxPool2d", x, self._sizes, average=False,
+                             return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
