@@ -2,12 +2,14 @@
 in one compiled pass each way (one image plane per task), instead of the reference's take of
 every window, mask and reductions (``dparray.ops.adaptive_pool``).
 
-Average pooling:
-The windows are PyTorch's (``adaptive_bounds``); where they tile both axes (global pooling,
-halving) the reference needs no take and runs instead. Sums are in float64 and each mean divides
-once by its window's size (the reference divides by the columns' count, then the rows'), so
-results agree with the reference's to float32's precision, not to the bit. To 7 x 7 from 32 x
-64 x 32 x 32 float32, forward and backward, the reference took 45 ms, PyTorch 7.6.
+Average pooling, any windows (PyTorch's, ``adaptive_bounds``): sums are in float64 and each
+mean divides once by its window's size (the reference divides by the columns' count, then the
+rows'), so results agree with the reference's to float32's precision, not to the bit. The
+gradient adds each window's share into a float64 plane, rounded once; where the windows tile
+both axes (global pooling among them) it is the reference's, each share broadcast over its
+window without a copy. To 7 x 7 from 32 x 64 x 32 x 32 float32, forward and backward, the
+reference took 45 ms, PyTorch 7.6; global pooling of the same input, forward only, takes 0.85
+ms instead of the reference's 2.0 (two reshaped sums).
 
 Max pooling, any windows: the maxima, winners and indices are the reference's (no arithmetic),
 and so is each gradient where windows do not overlap; where they do, an input that wins
@@ -51,9 +53,7 @@ class AdaptiveAvgPoolKernel(Fallback, AdaptiveAvgPool2d):
     def forward(self, x: Any) -> Any:
         n, c, h, w = x.shape
         oh, ow = self.output_size
-        # windows that tile both axes (global pooling among them) are plain reshaped sums in
-        # the reference, faster than these loops
-        if not floating(x) or x.size == 0 or 0 in (oh, ow) or (h % oh == 0 and w % ow == 0):
+        if not floating(x) or x.size == 0 or 0 in (oh, ow):
             return self.reference_forward(x)
         self.input_shape = (n, c, h, w)
         # the reference's windows: a create_graph replay runs its backward on them
@@ -68,6 +68,8 @@ class AdaptiveAvgPoolKernel(Fallback, AdaptiveAvgPool2d):
             return self.reference_backward(grad)
         n, c, h, w = self.input_shape
         oh, ow = self.output_size
+        if h % oh == 0 and w % ow == 0:  # the reference's: each share broadcast, no copy
+            return self.reference_backward(grad)
         dx = np.empty((n, c, h, w), grad.dtype)
         _loops().adaptive_avg_pool_backward(np.ascontiguousarray(grad).reshape(n * c, oh, ow),
                                             *_bounds(h, oh), *_bounds(w, ow),
