@@ -47,29 +47,48 @@ def _bounds(size: int, out: int) -> tuple[Any, Any]:
     return starts, ends
 
 
-class AdaptiveAvgPoolKernel(Fallback, AdaptiveAvgPool2d):
-    """See the module docstring."""
+class _AdaptiveWindows(Fallback):
+    """What both kernels share: the inputs they take, and the windows as their loops read
+    them."""
 
-    def forward(self, x: Any) -> Any:
+    output_size: tuple[int, int]
+
+    def planes(self, x: Any) -> tuple[Any, tuple[Any, ...]] | None:
+        """``x`` as ``(N * C, H, W)`` planes and the windows' bounds (the rows' starts and
+        ends, then the columns'), with the reference's windows set (a ``create_graph`` replay
+        runs its backward on them); None for an input left to the reference."""
         n, c, h, w = x.shape
         oh, ow = self.output_size
         if not floating(x) or x.size == 0 or 0 in (oh, ow):
-            return self.reference_forward(x)
+            return None
         self.input_shape = (n, c, h, w)
-        # the reference's windows: a create_graph replay runs its backward on them
         self.rows, self.cols = AxisWindows(h, oh), AxisWindows(w, ow)
-        out = np.empty((n, c, oh, ow), x.dtype)
-        _loops().adaptive_avg_pool(np.ascontiguousarray(x).reshape(n * c, h, w),
-                                   *_bounds(h, oh), *_bounds(w, ow), out.reshape(n * c, oh, ow))
-        return out
+        bounds = (*_bounds(h, oh), *_bounds(w, ow))
+        return np.ascontiguousarray(x).reshape(n * c, h, w), bounds
+
+    def output(self, dtype: Any) -> Any:
+        """An empty ``(N * C, OH, OW)`` array."""
+        return np.empty((self.input_shape[0] * self.input_shape[1], *self.output_size), dtype)
+
+
+class AdaptiveAvgPoolKernel(_AdaptiveWindows, AdaptiveAvgPool2d):
+    """See the module docstring."""
+
+    def forward(self, x: Any) -> Any:
+        prepared = self.planes(x)
+        if prepared is None:
+            return self.reference_forward(x)
+        planes, bounds = prepared
+        out = self.output(x.dtype)
+        _loops().adaptive_avg_pool(planes, *bounds, out)
+        return out.reshape(x.shape[0], x.shape[1], *self.output_size)
 
     def backward(self, grad: Any) -> Any:
-        if self.fallback:
+        # tiling windows: the reference's gradient, each share broadcast, no copy
+        if self.fallback or (self.rows.tiles and self.cols.tiles):
             return self.reference_backward(grad)
         n, c, h, w = self.input_shape
         oh, ow = self.output_size
-        if h % oh == 0 and w % ow == 0:  # the reference's: each share broadcast, no copy
-            return self.reference_backward(grad)
         dx = np.empty((n, c, h, w), grad.dtype)
         _loops().adaptive_avg_pool_backward(np.ascontiguousarray(grad).reshape(n * c, oh, ow),
                                             *_bounds(h, oh), *_bounds(w, ow),
@@ -77,27 +96,23 @@ class AdaptiveAvgPoolKernel(Fallback, AdaptiveAvgPool2d):
         return dx
 
 
-class AdaptiveMaxPoolKernel(Fallback, AdaptiveMaxPool2d):
+class AdaptiveMaxPoolKernel(_AdaptiveWindows, AdaptiveMaxPool2d):
     """See the module docstring."""
 
     def forward(self, x: Any) -> Any:
-        n, c, h, w = x.shape
-        oh, ow = self.output_size
-        if not floating(x) or x.size == 0 or 0 in (oh, ow):
+        prepared = self.planes(x)
+        if prepared is None:
             return self.reference_forward(x)
-        self.input_shape = (n, c, h, w)
-        self.rows, self.cols = AxisWindows(h, oh), AxisWindows(w, ow)
-        out = np.empty((n, c, oh, ow), x.dtype)
-        winner = np.empty((n, c, oh, ow), np.int64)
-        self.positions = np.empty((n, c, oh, ow), np.int64)
-        _loops().adaptive_max_pool(np.ascontiguousarray(x).reshape(n * c, h, w),
-                                   *_bounds(h, oh), *_bounds(w, ow), self.cols.width,
-                                   out.reshape(n * c, oh, ow), winner.reshape(n * c, oh, ow),
-                                   self.positions.reshape(n * c, oh, ow))
+        planes, bounds = prepared
+        out = self.output(x.dtype)
+        winner, self.positions = self.output(np.int64), self.output(np.int64)
+        _loops().adaptive_max_pool(planes, *bounds, self.cols.width, out, winner,
+                                   self.positions)
+        shape = (x.shape[0], x.shape[1], *self.output_size)
         if self.return_indices:
-            self.indices = self.positions
-        self.save(winner)
-        return out
+            self.indices = self.positions.reshape(shape)
+        self.save(winner.reshape(shape))
+        return out.reshape(shape)
 
     def backward(self, grad: Any) -> Any:
         if self.fallback:

@@ -26,6 +26,11 @@ def _reference(optimizer: Any, *arguments: Any) -> Any:
     return type(optimizer).update(optimizer, *arguments)
 
 
+def _previous(state: dict[str, Any], first: bool, *names: str) -> list[Any]:
+    """The states ``names`` an update reads: None on the first step (there are none yet)."""
+    return [None if first else state[name] for name in names]
+
+
 def _fused(loop: str, param: Any, grad: Any, states: Sequence[Any], arguments: Sequence[Any],
            written: Sequence[bool]) -> list[Any]:
     """``loop(param, grad, *states, *arguments, out, *state_outs)`` on flat views. A state of
@@ -50,8 +55,7 @@ def adam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str,
     step, arguments = update_arguments.adam(optimizer, state, group, param.dtype.type)
     first = arguments[0]
     out, m, v = _fused("adam_update", param, grad,
-                       [None if first else state["exp_avg"],
-                        None if first else state["exp_avg_sq"]], arguments, (True, True))
+                       _previous(state, first, "exp_avg", "exp_avg_sq"), arguments, (True, True))
     state.update(step=step, exp_avg=m, exp_avg_sq=v)
     return out
 
@@ -64,7 +68,7 @@ def sgd_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str, 
     arguments = update_arguments.sgd(state, group, param.dtype.type)
     momentum = bool(group["momentum"])
     out, buffer = _fused("sgd_update", param, grad,
-                         [None if arguments[0] else state["momentum_buffer"]], arguments,
+                         _previous(state, arguments[0], "momentum_buffer"), arguments,
                          (momentum,))
     if momentum:
         state["momentum_buffer"] = buffer
@@ -113,9 +117,8 @@ def adamax_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[st
         return _reference(optimizer, xp, param, grad, state, group)
     step, arguments = update_arguments.adamax(state, group, param.dtype.type)
     first = arguments[0]
-    out, m, u = _fused("adamax_update", param, grad,
-                       [None if first else state["exp_avg"],
-                        None if first else state["exp_inf"]], arguments, (True, True))
+    out, m, u = _fused("adamax_update", param, grad, _previous(state, first, "exp_avg", "exp_inf"),
+                       arguments, (True, True))
     state.update(step=step, exp_avg=m, exp_inf=u)
     return out
 
@@ -131,8 +134,7 @@ def nadam_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[str
                                        param.dtype.type)
     first = arguments[0]
     out, m, v = _fused("nadam_update", param, grad,
-                       [None if first else state["exp_avg"],
-                        None if first else state["exp_avg_sq"]], arguments, (True, True))
+                       _previous(state, first, "exp_avg", "exp_avg_sq"), arguments, (True, True))
     state.update(step=step, mu_product=mu_product, exp_avg=m, exp_avg_sq=v)
     return out
 
@@ -145,8 +147,7 @@ def adadelta_update(optimizer: Any, xp: Any, param: Any, grad: Any, state: dict[
     arguments = update_arguments.adadelta(state, group, param.dtype.type)
     first = arguments[0]
     out, square, delta = _fused("adadelta_update", param, grad,
-                                [None if first else state["square_avg"],
-                                 None if first else state["acc_delta"]], arguments,
+                                _previous(state, first, "square_avg", "acc_delta"), arguments,
                                 (True, True))
     state.update(step=state.get("step", 0) + 1, square_avg=square, acc_delta=delta)
     return out

@@ -110,6 +110,18 @@ def check_tensor(value: Any, name: str, where: str) -> Any:
     return value
 
 
+def check_embedding_table(value: Any, name: str, where: str) -> Any:
+    """``value`` must be a floating-point ``(num_embeddings, embedding_dim)`` tensor: the table
+    an embedding layer is made from (``from_pretrained``)."""
+    check_tensor(value, name, where)
+    if value.ndim != 2:
+        raise ValueError(f"{where}: {name} must be 2-dimensional (num_embeddings, "
+                         f"embedding_dim), got shape {value.shape}")
+    if not value.dtype.is_floating:
+        raise TypeError(f"{where}: {name} must be floating, got {value.dtype.name}")
+    return value
+
+
 def check_int_tuple(value: Any, name: str, where: str, length: int, *,
                     minimum: int | None = None) -> tuple[int, ...]:
     """An int (repeated ``length`` times) or a sequence of ``length`` ints, as a tuple:

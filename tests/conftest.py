@@ -191,18 +191,7 @@ def assert_integer_input_gives_the_references_float(function, backend):
 def assert_second_derivatives_are_the_references(op, x_array, tolerance):
     """``d(sum(out ** 3))/dx`` with ``create_graph``, then the gradient of its sum of squares,
     for ``out = op(x)`` in float64: the same, to ``tolerance``, with the references alone."""
-    def second():
-        x = to_tensor(x_array, requires_grad=True)
-        out = op(x)
-        (first,) = dp.autograd.grad((out * out * out).sum(), [x], create_graph=True)
-        (again,) = dp.autograd.grad((first * first).sum(), [x])
-        return first.numpy(), again.numpy()
-
-    kernel = second()
-    with reference_only():
-        reference = second()
-    for got, want in zip(kernel, reference, strict=True):
-        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+    _assert_second_derivatives(op, [x_array], 0, tolerance)
 
 
 def assert_float64_gradient_into_float32_node(reference_class, arguments, x_array, grad_array):
@@ -221,11 +210,17 @@ def assert_mixed_second_derivatives_are_the_references(op, x_array, w_array, tol
     """``d(sum(out ** 3))/dx`` with ``create_graph``, then the gradient of its sum of squares
     by ``w``, for ``out = op(x, w)`` in float64: the same, to ``tolerance``, with the
     references alone (a layer's kernel replays its reference for the second pass)."""
+    _assert_second_derivatives(op, [x_array, w_array], 1, tolerance)
+
+
+def _assert_second_derivatives(op, arrays, by, tolerance):
+    """``d(sum(out ** 3))`` by the first input with ``create_graph``, then the gradient of its
+    sum of squares by input ``by``, with the kernels and with the references alone."""
     def second():
-        x, w = to_tensor(x_array, requires_grad=True), to_tensor(w_array, requires_grad=True)
-        out = op(x, w)
-        (first,) = dp.autograd.grad((out * out * out).sum(), [x], create_graph=True)
-        (again,) = dp.autograd.grad((first * first).sum(), [w])
+        inputs = [to_tensor(a, requires_grad=True) for a in arrays]
+        out = op(*inputs)
+        (first,) = dp.autograd.grad((out * out * out).sum(), [inputs[0]], create_graph=True)
+        (again,) = dp.autograd.grad((first * first).sum(), [inputs[by]])
         return first.numpy(), again.numpy()
 
     kernel = second()

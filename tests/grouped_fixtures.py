@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from torch_reference import ReferenceCase, load_grouped
+from torch_reference import ReferenceCase, indexed, load_grouped
 
 import dparray as dp
 
@@ -32,8 +32,7 @@ class FunctionCase:
         return self.name
 
     def indexed(self, prefix: str) -> list[np.ndarray]:
-        count = sum(1 for key in self.arrays if key.startswith(prefix + "."))
-        return [self.arrays[f"{prefix}.{i}"] for i in range(count)]
+        return indexed(self.arrays, prefix)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,12 @@ import dparray as dp
 DATA = pathlib.Path(__file__).parent / "data"
 
 
+def indexed(arrays: dict[str, np.ndarray], prefix: str) -> list[np.ndarray]:
+    """``arrays[prefix.0]``, ``arrays[prefix.1]``, ... as a list."""
+    count = sum(1 for key in arrays if key.startswith(prefix + "."))
+    return [arrays[f"{prefix}.{i}"] for i in range(count)]
+
+
 @dataclass
 class ReferenceCase:
     name: str
@@ -37,8 +43,7 @@ class ReferenceCase:
         return self.name
 
     def indexed(self, prefix: str) -> list[np.ndarray]:
-        count = sum(1 for key in self.arrays if key.startswith(prefix + "."))
-        return [self.arrays[f"{prefix}.{i}"] for i in range(count)]
+        return indexed(self.arrays, prefix)
 
     def named(self, prefix: str) -> dict[str, np.ndarray]:
         start = len(prefix) + 1
@@ -180,12 +185,6 @@ def check_state_dict_round_trip(case: ReferenceCase, tmp_path: pathlib.Path) -> 
     for (key, a), (_, b) in zip(fresh.state_dict().items(), module.state_dict().items(),
                                 strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=key)
-
-
-def indexed(arrays: dict[str, np.ndarray], prefix: str) -> list[np.ndarray]:
-    """``arrays[prefix.0]``, ``arrays[prefix.1]``, ... as a list."""
-    count = sum(1 for key in arrays if key.startswith(prefix + "."))
-    return [arrays[f"{prefix}.{i}"] for i in range(count)]
 
 
 def op_tolerance(want: np.ndarray, rtol: float = 1e-12) -> dict[str, float]:

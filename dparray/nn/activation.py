@@ -132,7 +132,7 @@ class Hardtanh(_Elementwise):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
                  inplace: bool = False) -> None:
         super().__init__(inplace)
-        self.min_val, self.max_val = _act.check_hardtanh_bounds(min_val, max_val,
+        self.min_val, self.max_val = _act.check_bounds(min_val, max_val,
                                                                 type(self).__name__)
 
     def forward(self, input: Tensor) -> Tensor:

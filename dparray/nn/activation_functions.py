@@ -15,6 +15,7 @@ import warnings
 from dparray import dtypes as _dtypes
 from dparray import ops
 from dparray._checks import check_bool, check_int, check_number, check_tensor, normalize_axis
+from dparray.ops.activations import check_bounds
 from dparray.sampling import rand_like
 from dparray.tensor import Tensor, from_op
 
@@ -122,7 +123,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0,
         [-1.5, 2.0]
     """
     where = "rrelu"
-    low, high = _check_bounds(lower, upper, where)
+    low, high = check_bounds(lower, upper, where, ("lower", "upper"))
     check_bool(training, "training", where)
     check_bool(inplace, "inplace", where)
     check_tensor(input, "input", where)
@@ -204,15 +205,6 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     widths = (0, 0) * (input.ndim - 2) + (size // 2, (size - 1) // 2)
     windows = ops.unfold(ops.pad(input * input, widths), 1, size, 1)  # (N, C, ..., size)
     return input / (ops.mean(windows, axis=-1) * alpha + k) ** beta
-
-
-def _check_bounds(lower: float, upper: float, where: str) -> tuple[float, float]:
-    low = check_number(lower, "lower", where)
-    high = check_number(upper, "upper", where)
-    if low > high:
-        raise ValueError(f"{where}: lower must not be greater than upper, got {lower!r} > "
-                         f"{upper!r}")
-    return low, high
 
 
 def _check_response_norm(size: int, alpha: float, beta: float, k: float,

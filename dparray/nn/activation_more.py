@@ -9,7 +9,6 @@ from dparray import ops
 from dparray._checks import check_int, check_number, check_tensor
 from dparray.nn.activation import _Elementwise
 from dparray.nn.activation_functions import (
-    _check_bounds,
     _check_response_norm,
     glu,
     hardshrink,
@@ -20,6 +19,7 @@ from dparray.nn.activation_functions import (
     threshold,
 )
 from dparray.nn.module import Module
+from dparray.ops.activations import check_bounds
 from dparray.tensor import Tensor
 
 __all__ = [
@@ -125,7 +125,7 @@ class RReLU(_Elementwise):
     def __init__(self, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0,
                  inplace: bool = False) -> None:
         super().__init__(inplace)
-        self.lower, self.upper = _check_bounds(lower, upper, "RReLU")
+        self.lower, self.upper = check_bounds(lower, upper, "RReLU", ("lower", "upper"))
 
     def couples_rows(self) -> bool:
         return self.is_training()  # the slopes follow the chunks' streams

@@ -10,6 +10,21 @@ from dparray._checks import describe
 from dparray.nn.module import Module
 
 
+def key_value_pairs(entries: Iterable[Any], where: str, kind: str) -> list[tuple[Any, Any]]:
+    """``entries`` as ``(key, value)`` pairs, each checked to be a pair (``kind`` names the
+    values in the message): what the dict containers' ``update`` takes besides a mapping."""
+    pairs = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, (tuple, list)):
+            raise TypeError(f"{where}: element {i} must be a (key, {kind}) pair, got "
+                            f"{describe(entry)}")
+        if len(entry) != 2:
+            raise ValueError(f"{where}: element {i} must be a (key, {kind}) pair, got "
+                             f"{len(entry)} items")
+        pairs.append((entry[0], entry[1]))
+    return pairs
+
+
 class ModuleList(Module):
     """A list of modules, registered under ``"0"``, ``"1"``, ... like PyTorch's."""
 
@@ -141,15 +156,7 @@ class ModuleDict(Module):
         if isinstance(modules, (Mapping, ModuleDict)):
             entries = list(modules.items())
         elif isinstance(modules, Iterable) and not isinstance(modules, str):
-            entries = []
-            for i, entry in enumerate(modules):
-                if not isinstance(entry, (tuple, list)):
-                    raise TypeError(f"{where}: element {i} must be a (key, module) pair, got "
-                                    f"{describe(entry)}")
-                if len(entry) != 2:
-                    raise ValueError(f"{where}: element {i} must be a (key, module) pair, got "
-                                     f"{len(entry)} items")
-                entries.append((entry[0], entry[1]))
+            entries = key_value_pairs(modules, where, "module")
         else:
             raise TypeError(f"{where}: expected a mapping or (key, module) pairs, got "
                             f"{describe(modules)}")

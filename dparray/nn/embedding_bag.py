@@ -28,7 +28,14 @@ from __future__ import annotations
 from typing import Any
 
 from dparray import creation
-from dparray._checks import check_bool, check_choice, check_int, check_number, check_tensor
+from dparray._checks import (
+    check_bool,
+    check_choice,
+    check_embedding_table,
+    check_int,
+    check_number,
+    check_tensor,
+)
 from dparray.nn import init
 from dparray.nn.module import Module, Parameter
 from dparray.ops import embedding as _embedding
@@ -318,13 +325,8 @@ class EmbeddingBag(Module):
             [[2.0, 3.0]]
         """
         where = "EmbeddingBag.from_pretrained"
-        check_tensor(embeddings, "embeddings", where)
+        check_embedding_table(embeddings, "embeddings", where)
         check_bool(freeze, "freeze", where)
-        if embeddings.ndim != 2:
-            raise ValueError(f"{where}: embeddings must be 2-dimensional (num_embeddings, "
-                             f"embedding_dim), got shape {embeddings.shape}")
-        if not embeddings.dtype.is_floating:
-            raise TypeError(f"{where}: embeddings must be floating, got {embeddings.dtype.name}")
         rows, dim = embeddings.shape
         layer = cls(rows, dim, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
                     embeddings, include_last_offset, padding_idx)

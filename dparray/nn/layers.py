@@ -9,7 +9,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dparray import creation, ops
-from dparray._checks import check_bool, check_choice, check_int, check_tensor, describe
+from dparray._checks import (
+    check_bool,
+    check_choice,
+    check_embedding_table,
+    check_int,
+    check_tensor,
+    describe,
+)
 from dparray.nn import functional as F
 from dparray.nn import init
 from dparray.nn.module import Module, Parameter
@@ -209,11 +216,7 @@ class Embedding(Module):
         check_tensor(embeddings, "embeddings", where)
         check_bool(freeze, "freeze", where)
         F.refuse_max_norm(max_norm, where)
-        if embeddings.ndim != 2:
-            raise ValueError(f"{where}: embeddings must be 2-dimensional (num_embeddings, "
-                             f"embedding_dim), got shape {embeddings.shape}")
-        if not embeddings.dtype.is_floating:
-            raise TypeError(f"{where}: embeddings must be floating, got {embeddings.dtype.name}")
+        check_embedding_table(embeddings, "embeddings", where)
         rows, dim = embeddings.shape
         layer = cls(rows, dim, padding_idx, max_norm, _weight=embeddings)
         layer.weight.is_variable = not freeze  # still a parameter (in the state dict), frozen

@@ -20,6 +20,7 @@ from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Va
 from typing import Any
 
 from dparray._checks import describe
+from dparray.nn.containers import key_value_pairs
 from dparray.nn.module import Module, Parameter
 from dparray.tensor import Tensor
 
@@ -238,15 +239,7 @@ class ParameterDict(_Parameters):
         elif isinstance(parameters, Mapping):
             entries = sorted(parameters.items(), key=lambda item: _sort_key(item[0], where))
         elif isinstance(parameters, Iterable) and not isinstance(parameters, (str, Tensor)):
-            entries = []
-            for i, entry in enumerate(parameters):
-                if not isinstance(entry, (tuple, list)):
-                    raise TypeError(f"{where}: element {i} must be a (key, tensor) pair, got "
-                                    f"{describe(entry)}")
-                if len(entry) != 2:
-                    raise ValueError(f"{where}: element {i} must be a (key, tensor) pair, got "
-                                     f"{len(entry)} items")
-                entries.append((entry[0], entry[1]))
+            entries = key_value_pairs(parameters, where, "tensor")
         else:
             raise TypeError(f"{where}: expected a mapping or (key, tensor) pairs, got "
                             f"{describe(parameters)}")

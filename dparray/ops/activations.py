@@ -246,14 +246,16 @@ class LogSigmoid(Function):
 
 
 # ------------------------------------------------------------------ argument checks
-def check_hardtanh_bounds(min_val: Any, max_val: Any, where: str) -> tuple[float, float]:
-    """``(min_val, max_val)`` as floats; a ValueError if ``min_val > max_val``."""
-    low = check_number(min_val, "min_val", where)
-    high = check_number(max_val, "max_val", where)
-    if low > high:
-        raise ValueError(f"{where}: min_val must not be greater than max_val, got "
-                         f"{min_val!r} > {max_val!r}")
-    return low, high
+def check_bounds(low: Any, high: Any, where: str, names: tuple[str, str] = ("min_val", "max_val")
+                 ) -> tuple[float, float]:
+    """``(low, high)`` as floats (``names`` in messages: hardtanh's by default); a ValueError
+    if ``low > high``."""
+    first = check_number(low, names[0], where)
+    second = check_number(high, names[1], where)
+    if first > second:
+        raise ValueError(f"{where}: {names[0]} must not be greater than {names[1]}, got "
+                         f"{low!r} > {high!r}")
+    return first, second
 
 
 def check_celu_alpha(alpha: Any, where: str) -> float:
@@ -363,7 +365,7 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
         [-1.0, 0.5, 1.0]
     """
     where = "hardtanh"
-    low, high = check_hardtanh_bounds(min_val, max_val, where)
+    low, high = check_bounds(min_val, max_val, where)
     x = check_tensor(x, "x", where)
     return resolve(x.backend, Hardtanh)(low, high)(x)
 

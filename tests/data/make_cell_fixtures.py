@@ -31,7 +31,7 @@ from collections import OrderedDict
 
 import torch
 from safetensors.torch import save_file
-from torch_fixture_writer import HERE, TorchCase, record
+from torch_fixture_writer import HERE, TorchCase, recorded
 
 nn = torch.nn
 F = torch.nn.functional
@@ -170,13 +170,7 @@ def container_cases() -> tuple[dict[str, torch.Tensor], dict[str, list[str]]]:
 
 def main() -> None:
     generator = torch.Generator().manual_seed(0)
-    tensors: dict[str, torch.Tensor] = {}
-    cells = {}
-    for case in cell_cases():
-        for key, value in record(case, generator).items():
-            tensors[f"{case.name}/{key}"] = value.detach().clone().contiguous()
-        cells[case.name] = {"layer": case.layer, "kwargs": case.kwargs, "plain_kwargs": {},
-                            "training": False}
+    tensors, cells = recorded(cell_cases(), generator)
     dropout_tensors, dropout = dropout_cases()
     tensors.update({k: v.contiguous() for k, v in dropout_tensors.items()})
     container_tensors, containers = container_cases()

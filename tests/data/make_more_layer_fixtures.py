@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 from safetensors.torch import save_file
-from torch_fixture_writer import HERE, TorchCase, record
+from torch_fixture_writer import HERE, TorchCase, record, recorded
 
 nn = torch.nn
 NAN = float("nan")
@@ -222,19 +222,7 @@ def main() -> None:
     generator = torch.Generator().manual_seed(0)
     distance_layers, functions = distance_cases()
     layers = distance_layers + activation_cases() + loss_cases()
-    tensors: dict[str, torch.Tensor] = {}
-    described: dict[str, Any] = {}
-    for case in layers:
-        for key, value in record(case, generator).items():
-            tensors[f"{case.name}/{key}"] = value.detach().clone().contiguous()
-        kwargs = {}
-        for key, value in case.kwargs.items():  # tensor arguments (class weights) as tensors
-            if isinstance(value, torch.Tensor):
-                tensors[f"{case.name}/arg.{key}"] = value.double().contiguous()
-                value = {"tensor": f"arg.{key}"}
-            kwargs[key] = value
-        described[case.name] = {"layer": case.layer, "kwargs": kwargs,
-                                "plain_kwargs": case.plain_kwargs, "training": False}
+    tensors, described = recorded(layers, generator)
     called: dict[str, Any] = {}
     for function in functions:
         module = _Call(_torch_function(function.function), function.kwargs)

@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 from safetensors.torch import save_file
-from torch_fixture_writer import HERE, TorchCase, record, with_statistics
+from torch_fixture_writer import HERE, TorchCase, record, recorded, with_statistics
 
 nn = torch.nn
 F = torch.nn.functional
@@ -275,14 +275,7 @@ def main() -> None:
     bag_layers, bag_functions = bag_cases()
     layers = adaptive_layers + lp_layers + norm_cases() + bilinear_layers + bag_layers
     functions = adaptive_functions + lp_functions + bilinear_functions + bag_functions
-    tensors: dict[str, torch.Tensor] = {}
-    described: dict[str, Any] = {}
-    for case in layers:
-        for key, value in record(case, generator).items():
-            tensors[f"{case.name}/{key}"] = value.detach().clone().contiguous()
-        described[case.name] = {"layer": case.layer, "kwargs": case.kwargs,
-                                "plain_kwargs": case.plain_kwargs, "training": case.training,
-                                "repr": repr(case.module)}
+    tensors, described = recorded(layers, generator, with_repr=True)
     called: dict[str, Any] = {}
     for function in functions:
         names = list(function.inputs)

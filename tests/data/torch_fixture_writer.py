@@ -118,11 +118,12 @@ def record(case: TorchCase, generator: torch.Generator) -> dict[str, torch.Tenso
     return tensors
 
 
-def write(family: str, cases: list[TorchCase], seed: int = 0) -> pathlib.Path:
-    """Record every case and write ``tests/data/<family>.safetensors``."""
-    generator = torch.Generator().manual_seed(seed)
+def recorded(cases: list[TorchCase], generator: torch.Generator, with_repr: bool = False
+             ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """Every case recorded, its arrays under ``<name>/``, and described as the tests read it
+    (``torch_reference.ReferenceCase``), with PyTorch's repr of its module if ``with_repr``."""
     tensors: dict[str, torch.Tensor] = {}
-    described = {}
+    described: dict[str, Any] = {}
     for case in cases:
         if "/" in case.name:
             raise ValueError(f"case names cannot contain '/': {case.name!r}")
@@ -136,6 +137,14 @@ def write(family: str, cases: list[TorchCase], seed: int = 0) -> pathlib.Path:
             kwargs[key] = value
         described[case.name] = {"layer": case.layer, "kwargs": kwargs,
                                 "plain_kwargs": case.plain_kwargs, "training": case.training}
+        if with_repr:
+            described[case.name]["repr"] = repr(case.module)
+    return tensors, described
+
+
+def write(family: str, cases: list[TorchCase], seed: int = 0) -> pathlib.Path:
+    """Record every case and write ``tests/data/<family>.safetensors``."""
+    tensors, described = recorded(cases, torch.Generator().manual_seed(seed))
     path = HERE / f"{family}.safetensors"
     save_file(tensors, path, metadata={"cases": json.dumps(described),
                                        "torch": torch.__version__})
