@@ -44,6 +44,8 @@ POLICY: dict[str, str] = {
     "conv_transpose": LOW,
     "conv_transpose3d": LOW,
     "einsum": LOW,
+    "addmm": LOW,
+    "baddbmm": LOW,
     "scaled_dot_product_attention": LOW,
     "attention_weights": LOW,
     # reductions
@@ -77,6 +79,15 @@ POLICY: dict[str, str] = {
     "kl_div": FLOAT32,
     "cosine_embedding_loss": FLOAT32,
     "margin_ranking_loss": FLOAT32,
+    "hinge_embedding_loss": FLOAT32,
+    "soft_margin_loss": FLOAT32,
+    "multilabel_soft_margin_loss": FLOAT32,
+    "multi_margin_loss": FLOAT32,
+    "triplet_margin_loss": FLOAT32,
+    "poisson_nll_loss": FLOAT32,
+    "gaussian_nll_loss": FLOAT32,
+    # distances
+    "cdist": FLOAT32,
 }
 """What each op casts its floating inputs to under autocast: ``LOW`` (the autocast dtype) or
 ``FLOAT32``. Ops not listed run in the dtypes they are given."""

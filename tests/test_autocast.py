@@ -172,6 +172,9 @@ def _cases(rng):
         "conv_transpose": (F.conv_transpose2d, [r(2, 3, 4, 4), r(3, 2, 3, 3), r(2)]),
         "conv_transpose3d": (F.conv_transpose3d, [r(2, 3, 3, 4, 3), r(3, 2, 2, 3, 2), r(2)]),
         "einsum": (lambda a, b: dp.einsum("bij,bjk->bik", a, b), [r(2, 4, 5), r(2, 5, 3)]),
+        "addmm": (lambda c, a, b: dp.addmm(c, a, b, alpha=0.5), [r(3), r(4, 5), r(5, 3)]),
+        "baddbmm": (lambda c, a, b: dp.baddbmm(c, a, b, beta=0.5),
+                    [r(2, 4, 3), r(2, 4, 5), r(2, 5, 3)]),
         "scaled_dot_product_attention": (F.scaled_dot_product_attention,
                                          [r(2, 5, 4), r(2, 6, 4), r(2, 6, 4)]),
         "attention_weights": (lambda q, k: attention_weights(q, k, None, 0.0, False, 0.5),
@@ -207,6 +210,22 @@ def _cases(rng):
                                   [r(4, 5), r(4, 5)]),
         "margin_ranking_loss": (lambda a, b: F.margin_ranking_loss(a, b, signs, margin=0.2),
                                 [r(4), r(4)]),
+        "hinge_embedding_loss": (lambda x: F.hinge_embedding_loss(x, dp.sign(x), margin=0.5,
+                                                                  reduction="none"), [r(4, 5)]),
+        "soft_margin_loss": (lambda x: F.soft_margin_loss(x, dp.sign(x), reduction="none"),
+                             [r(4, 5)]),
+        "multilabel_soft_margin_loss": (lambda x: F.multilabel_soft_margin_loss(
+            x, unit > 0.5, reduction="none"), [r(4, 5)]),
+        "multi_margin_loss": (lambda x: F.multi_margin_loss(x, target, reduction="none"),
+                              [r(4, 5)]),
+        "triplet_margin_loss": (lambda a, p, n: F.triplet_margin_loss(a, p, n, reduction="none"),
+                                [r(4, 5), r(4, 5), r(4, 5)]),
+        "poisson_nll_loss": (lambda x: F.poisson_nll_loss(x, unit * 3, reduction="none"),
+                             [r(4, 5)]),
+        "gaussian_nll_loss": (lambda x, v: F.gaussian_nll_loss(x, unit, v * v + 0.1,
+                                                               reduction="none"),
+                              [r(4, 5), r(4, 5)]),
+        "cdist": (dp.cdist, [r(5, 4), r(6, 4)]),
     }
 
 
@@ -289,6 +308,8 @@ def _torch_call(case, inputs):
         return dp.einsum(kwargs["subscripts"], *inputs)
     if op == "matmul":
         return inputs[0] @ inputs[1]
+    if op in ("addmm", "baddbmm", "cdist"):
+        return getattr(dp, op)(*inputs, **kwargs)
     if op in ("var", "std"):  # the fixture's are the population's (correction=0)
         return getattr(dp, op)(inputs[0], axis=kwargs["dim"], correction=0)
     if op in ("sum", "mean", "logsumexp", "cumsum", "cumprod", "logcumsumexp", "prod"):

@@ -20,6 +20,7 @@ from dparray import creation, ops
 from dparray._checks import check_bool, check_choice, check_number, check_tensor, describe
 from dparray.nn.distance import pairwise_distance
 from dparray.nn.loss import _REDUCTIONS, _elementwise_weight, _Loss, _optional_tensor, _reduce
+from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.distance import check_p
 from dparray.tensor import Tensor, from_op
@@ -36,6 +37,7 @@ _HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
 
 
 # ------------------------------------------------------------------ functions
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2.0, eps: float = 1e-6, swap: bool = False, *,
                         reduction: str = "mean") -> Tensor:
@@ -70,6 +72,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     return _reduce(ops.clip(margin + near - far, min=0.0), reduction)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, *,
                          reduction: str = "mean") -> Tensor:
     """``input`` where ``target`` is 1 and ``max(0, margin - input)`` where it is -1, as
@@ -91,6 +94,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, *,
     return _reduce(dissimilar + ops.where(target != -1, input, 0.0), reduction)
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, *, reduction: str = "mean") -> Tensor:
     """The two-class logistic loss ``log(1 + exp(-target * input))`` for targets 1 and -1, as
     PyTorch's ``F.soft_margin_loss``; computed as ``softplus(-target * input)``, finite where
@@ -109,6 +113,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, *, reduction: str = "mean") 
     return _reduce(ops.softplus(-target * input), reduction)
 
 
+@autocast_op("multilabel_soft_margin_loss")
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
                                 reduction: str = "mean") -> Tensor:
     """The logistic loss of each of ``C`` independent labels, averaged over the labels (the
@@ -134,6 +139,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(ops.sum(loss, axis=-1) / input.shape[-1], reduction)
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, *, reduction: str = "mean") -> Tensor:
     """The multi-class hinge loss, as PyTorch's ``F.multi_margin_loss``: for scores ``x`` of
@@ -194,6 +200,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(loss, reduction)
 
 
+@autocast_op("gaussian_nll_loss")
 def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
                       eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood of ``target`` under normal distributions of mean ``input``
@@ -241,6 +248,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     return _reduce(loss, reduction)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      *, eps: float = 1e-8, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood of counts ``target`` under Poisson distributions, as

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from dparray._checks import check_choice, check_number, check_tensor
+from dparray.ops._autocast import autocast_op
 from dparray.ops._util import broadcast_shapes
 from dparray.ops.elementwise import abs as absolute
 from dparray.ops.elementwise import astype, sqrt, where
@@ -64,6 +65,7 @@ def p_norm(x: Tensor, p: float, axis: int, keepdims: bool = False) -> Tensor:
     return where(zero, 0.0, sqrt(inside) if p == 2 else inside ** (1.0 / p))
 
 
+@autocast_op("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each row of ``x1`` (``(..., P, M)``) and each row of

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dparray._checks import check_int, check_tensor, describe, normalize_axis
+from dparray.ops._autocast import autocast_op
 from dparray.ops.arithmetic import add, mul
 from dparray.ops.construct import DiagEmbed, diagonal
 from dparray.ops.linalg import matmul
@@ -93,6 +94,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
+@autocast_op("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1`` and ``mat2``, ``input``
     broadcasting to the product's shape, as PyTorch's ``addmm`` (a linear layer's bias plus its
@@ -113,6 +115,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     return _scaled_sum("addmm", input, mat1, mat2, shape, beta, alpha)
 
 
+@autocast_op("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
             alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``, ``input`` broadcasting to the batched

@@ -15,11 +15,12 @@ Made with PyTorch 2.13.0 (CPU). The file holds:
   product's output would be), and how PyTorch computed it:
 
   - ``"autocast"``: under ``torch.autocast("cpu", dtype=...)`` -- the products (PyTorch's
-    lower-precision list), the losses and ``prod`` (its float32 list), and ops in neither list
-    (run in the dtype they get, promoting when dtypes mix);
+    lower-precision list), the losses, ``cdist`` and ``prod`` (its float32 list), and ops in
+    neither list (run in the dtype they get, promoting when dtypes mix);
   - ``"float32"``: the op on float32 copies of the low-precision inputs, which is what
-    dparray's policy does for the reductions, softmax and normalisations that PyTorch's CPU
-    lists leave in low precision (PyTorch's CUDA lists keep several of them in float32 too).
+    dparray's policy does for the reductions, softmax, normalisations and the two losses
+    (multi-label soft margin, Gaussian NLL) that PyTorch's CPU lists leave in low precision
+    (PyTorch's CUDA lists keep several of them in float32 too).
 
 * metadata ``grad_scaler`` (JSON): PyTorch's ``GradScaler`` schedule -- the scale after each
   step and whether the optimizer stepped -- for a run whose gradients overflow at given steps.
@@ -69,6 +70,8 @@ def cases(g: torch.Generator) -> list[dict]:
         ("conv_transpose2d", [r(2, 3, 4, 4), r(3, 2, 3, 3), r(2)], {"stride": 2}, [],
          "autocast"),
         ("einsum", [r(2, 4, 5), r(2, 5, 3)], {"subscripts": "bij,bjk->bik"}, [], "autocast"),
+        ("addmm", [r(3), r(4, 5), r(5, 3)], {"alpha": 0.5}, [], "autocast"),
+        ("baddbmm", [r(2, 4, 3), r(2, 4, 5), r(2, 5, 3)], {"beta": 0.5}, [], "autocast"),
         ("scaled_dot_product_attention", [r(2, 3, 5, 4), r(2, 3, 6, 4), r(2, 3, 6, 4)], {},
          [], "autocast"),
         ("scaled_dot_product_attention", [r(2, 2, 5, 4), r(2, 2, 5, 4), r(2, 2, 5, 4)],
@@ -89,6 +92,14 @@ def cases(g: torch.Generator) -> list[dict]:
         ("cosine_embedding_loss", [r(6, 5), r(6, 5), signs], {}, [0, 1], "autocast"),
         ("margin_ranking_loss", [r(6), r(6), signs], {"margin": 0.2}, [0, 1], "autocast"),
         ("prod", [1.0 + 0.1 * r(3, 5)], {"dim": 1}, [0], "autocast"),
+        ("hinge_embedding_loss", [r(6, 5), torch.sign(r(6, 5))], {"margin": 0.5}, [0],
+         "autocast"),
+        ("soft_margin_loss", [r(6, 5), torch.sign(r(6, 5))], {}, [0], "autocast"),
+        ("multi_margin_loss", [r(6, 5), target], {"margin": 0.5}, [0], "autocast"),
+        ("triplet_margin_loss", [r(6, 5), r(6, 5), r(6, 5)], {}, [0, 1, 2], "autocast"),
+        ("poisson_nll_loss", [r(6, 5), torch.rand(6, 5, generator=g) * 4], {}, [0, 1],
+         "autocast"),
+        ("cdist", [r(5, 4), r(6, 4)], {}, [0, 1], "autocast"),
         # dparray's float32 policy: the op on float32 copies
         ("sum", [r(4, 300)], {"dim": 1}, [0], "float32"),
         ("mean", [r(4, 300)], {"dim": 1}, [0], "float32"),
@@ -105,6 +116,10 @@ def cases(g: torch.Generator) -> list[dict]:
         ("group_norm", [r(3, 4, 5), r(4), r(4)], {"num_groups": 2}, [0], "float32"),
         ("instance_norm", [r(3, 4, 5)], {}, [0], "float32"),
         ("rms_norm", [r(4, 8), r(8)], {}, [0], "float32"),
+        ("multilabel_soft_margin_loss", [r(6, 5), (r(6, 5) > 0).float()], {}, [0, 1],
+         "float32"),
+        ("gaussian_nll_loss", [r(6, 5), r(6, 5), torch.rand(6, 5, generator=g) + 0.1], {},
+         [0, 1, 2], "float32"),
         # in no list: the dtype they are given, promoting when dtypes mix
         ("relu", [r(4, 6)], {}, [0], "autocast"),
         ("gelu", [r(4, 6)], {}, [0], "autocast"),
@@ -145,6 +160,8 @@ def run(op: str, inputs: list[torch.Tensor], kwargs: dict) -> torch.Tensor:
         return getattr(F, op)(inputs[0])
     if op == "matmul":
         return inputs[0] @ inputs[1]
+    if op in ("addmm", "baddbmm", "cdist"):
+        return getattr(torch, op)(*inputs, **kwargs)
     return getattr(F, op)(*inputs, **kwargs)
 
 
