@@ -406,17 +406,19 @@ def test_bad_arguments_are_refused_when_the_layer_is_made(make, error, message):
 
 CALL_ERRORS = [
     (lambda: nn.Conv1d(2, 3, 3), (2, 2, 4, 4), ValueError,
-     r"Conv1d: expected \(N, 2, L\) input for weight of shape \(3, 2, 3\) and groups=1, got "
-     r"shape \(2, 2, 4, 4\)"),
+     r"Conv1d: expected \(N, 2, L\) or unbatched \(2, L\) input for weight of shape "
+     r"\(3, 2, 3\) and groups=1, got shape \(2, 2, 4, 4\)"),
     (lambda: nn.Conv1d(2, 3, 5, dilation=2), (1, 2, 6), ValueError,
      r"Conv1d: a kernel of size \(5,\) .* does not fit an input of spatial size \(6,\)"),
     (lambda: nn.Conv2d(2, 3, 3, padding=3, padding_mode="reflect"), (1, 2, 3, 5), ValueError,
      r"pad: reflect widths must be less than the axis's length"),
     (lambda: nn.ConvTranspose2d(2, 2, 3), (1, 3, 4, 4), ValueError,
-     r"ConvTranspose2d: expected \(N, 2, H, W\) input for weight of shape \(2, 2, 3, 3\)"),
+     r"ConvTranspose2d: expected \(N, 2, H, W\) or unbatched \(2, H, W\) input for weight of "
+     r"shape \(2, 2, 3, 3\)"),
     (lambda: nn.ConvTranspose2d(2, 2, 3, padding=3), (1, 2, 2, 2), ValueError,
      r"ConvTranspose2d: the output would be empty"),
-    (lambda: nn.MaxPool1d(2), (2, 3), ValueError, r"MaxPool1d: expected an \(N, C, L\) input"),
+    (lambda: nn.MaxPool1d(2), (3,), ValueError,
+     r"MaxPool1d: expected an \(N, C, L\) or unbatched \(C, L\) input"),
     (lambda: nn.AvgPool1d(5), (1, 1, 3), ValueError,
      r"AvgPool1d: a kernel of size \(5,\) .* does not fit an input of spatial size \(3,\)"),
     (lambda: nn.AdaptiveMaxPool2d(2), (1, 1, 0, 3), ValueError,

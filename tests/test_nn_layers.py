@@ -171,10 +171,10 @@ def test_conv2d(stride, padding, dilation, backend, rng):
 
 
 def test_conv2d_errors(backend):
-    with pytest.raises(ValueError, match=r"Conv2d: expected \(N, 2, H, W\) input for weight of "
-                                         r"shape \(3, 2, 3, 3\) and groups=1, got shape "
-                                         r"\(2, 5, 5\)"):
-        nn.Conv2d(2, 3, 3)(dp.ones(2, 5, 5))
+    with pytest.raises(ValueError, match=r"Conv2d: expected \(N, 2, H, W\) or unbatched "
+                                         r"\(2, H, W\) input for weight of shape \(3, 2, 3, 3\) "
+                                         r"and groups=1, got shape \(5, 5\)"):
+        nn.Conv2d(2, 3, 3)(dp.ones(5, 5))
     with pytest.raises(ValueError, match=r"must be divisible by groups \(2\)"):
         nn.Conv2d(3, 2, 3, groups=2)
     with pytest.raises(ValueError, match="does not fit an input of spatial size"):
@@ -203,5 +203,6 @@ def test_pooling(kernel, stride, padding, backend, rng):
                                _pool_reference(x, kernel, s, padding, np.mean, 0.0), rtol=1e-12)
     module_gradcheck(maximum, to_tensor(x[:1, :2], requires_grad=True))
     module_gradcheck(average, to_tensor(x[:1, :2], requires_grad=True))
-    with pytest.raises(ValueError, match=r"MaxPool2d.*expected an \(N, C, H, W\) input"):
+    with pytest.raises(ValueError, match=r"MaxPool2d.*expected an \(N, C, H, W\) or unbatched "
+                                         r"\(C, H, W\) input"):
         maximum(dp.ones(3, 4))

@@ -19,6 +19,7 @@ from dparray._checks import (
     check_tensor,
     describe,
 )
+from dparray.nn.unbatched import refuse_in_chunk
 from dparray.ops._windows import Windows
 from dparray.ops.pad import pad
 from dparray.tensor import Tensor
@@ -31,6 +32,11 @@ INTERPOLATION_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubi
 def layout(dims: int, channels: Any = "C") -> str:
     """How an input of ``dims`` spatial axes is laid out, for messages."""
     return f"(N, {channels}, {_SPATIAL[dims]})"
+
+
+def either_layout(dims: int, channels: Any = "C") -> str:
+    """How a layer that also takes unbatched input wants it laid out, for messages."""
+    return f"{layout(dims, channels)} or unbatched ({channels}, {_SPATIAL[dims]})"
 
 
 _SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}
@@ -139,15 +145,17 @@ def check_padding_mode(where: str, padding_mode: Any) -> str:
 
 def check_conv_input(where: str, x: Any, weight: Any, bias: Any, groups: int,
                      dims: int = 2) -> None:
-    """``x`` must be ``(N, C, *spatial)`` with ``C = weight.shape[1] * groups``; ``weight``
-    ``(OC, C / groups, *kernel)`` with ``OC`` divisible by ``groups``; ``bias`` ``(OC,)``."""
+    """``x`` must be ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` with ``C =
+    weight.shape[1] * groups``; ``weight`` ``(OC, C / groups, *kernel)`` with ``OC`` divisible
+    by ``groups``; ``bias`` ``(OC,)``."""
     check_tensor(x, "input", where)
     _check_weight(where, weight, bias, dims, "(out_channels, in_channels / groups, *kernel) "
                                              "with out_channels divisible by groups", groups)
+    refuse_in_chunk(where, x, dims)
     channels = weight.shape[1] * groups
-    if x.ndim != dims + 2 or x.shape[1] != channels:
-        raise ValueError(f"{where}: expected {layout(dims, channels)} input for weight of shape "
-                         f"{weight.shape} and groups={groups}, got shape {x.shape}")
+    if x.ndim not in (dims + 1, dims + 2) or x.shape[-dims - 1] != channels:
+        raise ValueError(f"{where}: expected {either_layout(dims, channels)} input for weight "
+                         f"of shape {weight.shape} and groups={groups}, got shape {x.shape}")
     if bias is not None and bias.shape != (weight.shape[0],):
         raise ValueError(f"{where}: bias of shape {bias.shape} does not fit weight of shape "
                          f"{weight.shape}")
@@ -155,8 +163,8 @@ def check_conv_input(where: str, x: Any, weight: Any, bias: Any, groups: int,
 
 def check_conv_fits(where: str, x: Tensor, kernel: Sizes, dilation: Sizes,
                     padding: ConvPadding) -> None:
-    """The (dilated) kernel must fit the padded input."""
-    spatial = x.shape[2:]
+    """The (dilated) kernel must fit the padded input (batched or not)."""
+    spatial = x.shape[x.ndim - len(kernel):]
     for n, k, d, total in zip(spatial, kernel, dilation, padding.totals(), strict=True):
         if n + total < d * (k - 1) + 1:
             raise ValueError(f"{where}: a kernel of size {tuple(kernel)} (dilation "
@@ -166,16 +174,17 @@ def check_conv_fits(where: str, x: Tensor, kernel: Sizes, dilation: Sizes,
 
 def check_transposed_input(where: str, x: Any, weight: Any, bias: Any, groups: int,
                            dims: int) -> None:
-    """``x`` must be ``(N, C, *spatial)`` with ``C = weight.shape[0]``; ``weight``
-    ``(C, OC / groups, *kernel)`` with ``C`` divisible by ``groups``; ``bias``
-    ``(OC,)``."""
+    """``x`` must be ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` with ``C =
+    weight.shape[0]``; ``weight`` ``(C, OC / groups, *kernel)`` with ``C`` divisible by
+    ``groups``; ``bias`` ``(OC,)``."""
     check_tensor(x, "input", where)
     _check_weight(where, weight, bias, dims, "(in_channels, out_channels / groups, *kernel) "
                                              "with in_channels divisible by groups", groups)
+    refuse_in_chunk(where, x, dims)
     channels = weight.shape[0]
-    if x.ndim != dims + 2 or x.shape[1] != channels:
-        raise ValueError(f"{where}: expected {layout(dims, channels)} input for weight of shape "
-                         f"{weight.shape}, got shape {x.shape}")
+    if x.ndim not in (dims + 1, dims + 2) or x.shape[-dims - 1] != channels:
+        raise ValueError(f"{where}: expected {either_layout(dims, channels)} input for weight "
+                         f"of shape {weight.shape}, got shape {x.shape}")
     if bias is not None and bias.shape != (weight.shape[1] * groups,):
         raise ValueError(f"{where}: bias of shape {bias.shape} does not fit weight of shape "
                          f"{weight.shape} and groups={groups}")
@@ -229,10 +238,14 @@ def transposed_output_padding(where: str, x: Tensor, kernel: Sizes, stride: Size
                               padding: Sizes, output_padding: Sizes, dilation: Sizes,
                               output_size: Any) -> Sizes:
     """The output padding that gives ``output_size`` (PyTorch's ``output_size=`` of a
-    transposed convolution's forward: the spatial sizes, optionally after batch and channels),
-    or ``output_padding`` when it is None; the output must not be empty."""
+    transposed convolution's forward: the spatial sizes, optionally after batch and channels,
+    or after the channels for unbatched ``x``), or ``output_padding`` when it is None; the
+    output must not be empty."""
     dims = len(kernel)
-    spatial = x.shape[2:]
+    spatial = x.shape[x.ndim - dims:]
+    if isinstance(output_size, (list, tuple)) and x.ndim == dims + 1 \
+            and len(output_size) == dims + 1:
+        output_size = output_size[1:]
     smallest = [(n - 1) * s - 2 * p + d * (k - 1) + 1 for n, k, s, p, d in zip(
         spatial, kernel, stride, padding, dilation, strict=True)]
     if output_size is None:
@@ -273,9 +286,10 @@ def pool_geometry(where: str, kernel_size: Any, stride: Any, padding: Any, dilat
 
 
 def check_pool_input(where: str, x: Any, windows: Windows, dims: int) -> Tensor:
-    """``x`` must be a tensor of ``dims`` spatial axes that ``windows`` fit."""
-    check_input(where, x, dims)
-    spatial = (1, x.shape[2]) if dims == 1 else tuple(x.shape[2:])
+    """``x`` must be a tensor of ``dims`` spatial axes, batched or not, that ``windows``
+    fit."""
+    check_batched_or_not(where, x, dims)
+    spatial = (1, x.shape[-1]) if dims == 1 else tuple(x.shape[x.ndim - dims:])
     try:
         windows.output_size(spatial)
     except ValueError:
@@ -283,7 +297,7 @@ def check_pool_input(where: str, x: Any, windows: Windows, dims: int) -> Tensor:
         raise ValueError(
             f"{where}: a kernel of size {windows.kernel[last]} (stride {windows.stride[last]}, "
             f"padding {windows.padding[last]}, dilation {windows.dilation[last]}) does not fit "
-            f"an input of spatial size {tuple(x.shape[2:])}") from None
+            f"an input of spatial size {tuple(x.shape[x.ndim - dims:])}") from None
     return x
 
 
@@ -292,9 +306,8 @@ def check_batched_or_not(where: str, x: Any, dims: int) -> Tensor:
     batch axis before them (PyTorch's unbatched input)."""
     check_tensor(x, "input", where)
     if x.ndim not in (dims + 1, dims + 2):
-        unbatched = layout(dims).replace("N, ", "")
-        raise ValueError(f"{where}: expected an {layout(dims)} or unbatched {unbatched} input, "
-                         f"got shape {x.shape}")
+        raise ValueError(f"{where}: expected an {either_layout(dims)} input, got shape "
+                         f"{x.shape}")
     return x
 
 

@@ -1,9 +1,9 @@
 """Convolutions over sequences ``(N, C, L)``, images ``(N, C, H, W)`` and volumes
-``(N, C, D, H, W)``, and their transposes, with PyTorch's arguments, weight layouts and
-initialisation. Each call is one graph node (``dparray.ops.conv``, ``dparray.ops.conv_transpose``,
-``dparray.ops.conv3d``), after a padding node where the
-convolution node cannot pad by itself (a ``padding_mode`` other than zeros, an uneven
-``padding="same"``)."""
+``(N, C, D, H, W)`` (or unbatched, without ``N``: ``dparray.nn.unbatched``), and their
+transposes, with PyTorch's arguments, weight layouts and initialisation. Each call is one graph
+node (``dparray.ops.conv``, ``dparray.ops.conv_transpose``, ``dparray.ops.conv3d``), after a
+padding node where the convolution node cannot pad by itself (a ``padding_mode`` other than
+zeros, an uneven ``padding="same"``)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from dparray.nn._geometry import (
     transposed_output_padding,
 )
 from dparray.nn.module import Module
+from dparray.nn.unbatched import as_batch_of_one
 from dparray.ops import conv3d as _conv3d
 from dparray.tensor import Tensor
 
@@ -70,9 +71,14 @@ class _ConvNd(Module):
                                              transposed=False)
 
     def forward(self, x: Tensor) -> Tensor:
+        """The convolution of batched ``(N, C, *spatial)`` or unbatched ``(C, *spatial)``
+        input."""
         where = type(self).__name__
         check_conv_input(where, x, self.weight, self.bias, self.groups, self.dims)
         check_conv_fits(where, x, self.kernel_size, self.dilation, self._padding)
+        return as_batch_of_one(where, x, self.dims, self._convolve)
+
+    def _convolve(self, x: Tensor) -> Tensor:
         return _conv3d.convolve(self._padding.apply(x), self.weight, self.bias, self.stride,
                                 self._padding.node, self.dilation, self.groups)
 
@@ -160,16 +166,18 @@ class _ConvTransposeNd(Module):
                                              transposed=True)
 
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
-        """The transposed convolution of ``x``; ``output_size`` (the spatial sizes, or the
-        whole shape) picks one of the sizes that the stride makes possible, in place of
+        """The transposed convolution of batched ``(N, C, *spatial)`` or unbatched
+        ``(C, *spatial)`` input; ``output_size`` (the spatial sizes, or the whole shape)
+        picks one of the sizes that the stride makes possible, in place of
         ``output_padding``."""
         where = type(self).__name__
         check_transposed_input(where, x, self.weight, self.bias, self.groups, self.dims)
         extras = transposed_output_padding(where, x, self.kernel_size, self.stride,
                                            self.padding, self.output_padding, self.dilation,
                                            output_size)
-        return _conv3d.conv_transpose(x, self.weight, self.bias, self.stride, self.padding,
-                                      extras, self.dilation, self.groups)
+        return as_batch_of_one(where, x, self.dims, lambda batch: _conv3d.conv_transpose(
+            batch, self.weight, self.bias, self.stride, self.padding, extras, self.dilation,
+            self.groups))
 
     def extra_repr(self) -> str:
         return _conv_repr(self, output_padding=self.output_padding, padding_mode="zeros")

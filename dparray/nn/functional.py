@@ -74,6 +74,7 @@ from dparray.nn.lp_pooling import lp_pool3d as lp_pool3d
 from dparray.nn.shuffle import channel_shuffle as channel_shuffle
 from dparray.nn.shuffle import pixel_shuffle as pixel_shuffle
 from dparray.nn.shuffle import pixel_unshuffle as pixel_unshuffle
+from dparray.nn.unbatched import as_batch_of_one
 from dparray.nn.upsample import resample
 from dparray.ops import activations as _activations
 from dparray.ops import conv3d as _conv3d
@@ -489,8 +490,8 @@ def _convolve(where: str, dims: int, input: Tensor, weight: Tensor, bias: Tensor
     plan = conv_padding(where, check_conv_padding(where, padding, dims), kernel, strides,
                         dilations)
     check_conv_fits(where, input, kernel, dilations, plan)
-    return _conv3d.convolve(plan.apply(input), weight, bias, strides, plan.node, dilations,
-                            groups)
+    return as_batch_of_one(where, input, dims, lambda batch: _conv3d.convolve(
+        plan.apply(batch), weight, bias, strides, plan.node, dilations, groups))
 
 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
@@ -530,7 +531,8 @@ def _convolve_transposed(where: str, dims: int, input: Tensor, weight: Tensor,
     check_transposed_input(where, input, weight, bias, groups, dims)
     extras = transposed_output_padding(where, input, tuple(weight.shape[2:]), strides, pads,
                                        extras, dilations, None)
-    return _conv3d.conv_transpose(input, weight, bias, strides, pads, extras, dilations, groups)
+    return as_batch_of_one(where, input, dims, lambda batch: _conv3d.conv_transpose(
+        batch, weight, bias, strides, pads, extras, dilations, groups))
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -562,7 +564,8 @@ def _max_pool(where: str, dims: int, input: Tensor, kernel_size: Any, stride: An
     windows = pool_geometry(where, kernel_size, stride, padding, dilation, ceil_mode, dims)
     check_bool(return_indices, "return_indices", where)
     check_pool_input(where, input, windows, dims)
-    return _pool3d.max_pool(input, windows, return_indices, dims)
+    return as_batch_of_one(where, input, dims, lambda batch: _pool3d.max_pool(
+        batch, windows, return_indices, dims))
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -597,7 +600,8 @@ def _avg_pool(where: str, dims: int, input: Tensor, kernel_size: Any, stride: An
     if divisor_override is not None:
         check_int(divisor_override, "divisor_override", where, minimum=1)
     check_pool_input(where, input, windows, dims)
-    return _pool3d.avg_pool(input, windows, count_include_pad, divisor_override, dims)
+    return as_batch_of_one(where, input, dims, lambda batch: _pool3d.avg_pool(
+        batch, windows, count_include_pad, divisor_override, dims))
 
 
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,

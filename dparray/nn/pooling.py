@@ -1,8 +1,9 @@
 """Pooling over sequences ``(N, C, L)``, images ``(N, C, H, W)`` and volumes
-``(N, C, D, H, W)`` -- max, average and adaptive -- and max unpooling, with PyTorch's
-arguments; each call is one graph node (``dparray.ops.pooling``, ``dparray.ops.pool3d``,
-``dparray.ops.adaptive_pool``, ``dparray.ops.unpool``). The layers keep PyTorch's attributes
-(``kernel_size``, ``stride``, ... as given) and print as PyTorch's do."""
+``(N, C, D, H, W)``, or unbatched input without ``N`` -- max, average and adaptive -- and max
+unpooling, with PyTorch's arguments; each call is one graph node (``dparray.ops.pooling``,
+``dparray.ops.pool3d``, ``dparray.ops.adaptive_pool``, ``dparray.ops.unpool``). The layers
+keep PyTorch's attributes (``kernel_size``, ``stride``, ... as given) and print as PyTorch's
+do."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from dparray.nn._geometry import (
 )
 from dparray.nn.adaptive_pooling import adaptive_pool
 from dparray.nn.module import Module
+from dparray.nn.unbatched import as_batch_of_one
 from dparray.ops import pool3d as _pool3d
 from dparray.ops import unpool as _unpool
 from dparray.tensor import Tensor
@@ -40,8 +42,10 @@ class _MaxPoolNd(Module):
         self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
 
     def forward(self, x: Tensor) -> Any:
+        """The pooled batched ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` input."""
         check_pool_input(type(self).__name__, x, self.windows, self.dims)
-        return _pool3d.max_pool(x, self.windows, self.return_indices, self.dims)
+        return as_batch_of_one(type(self).__name__, x, self.dims, lambda batch: _pool3d.max_pool(
+            batch, self.windows, self.return_indices, self.dims))
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -109,9 +113,10 @@ class _AvgPoolNd(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
 
     def forward(self, x: Tensor) -> Tensor:
+        """The pooled batched ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` input."""
         check_pool_input(type(self).__name__, x, self.windows, self.dims)
-        return _pool3d.avg_pool(x, self.windows, self.count_include_pad, self.divisor_override,
-                                self.dims)
+        return as_batch_of_one(type(self).__name__, x, self.dims, lambda batch: _pool3d.avg_pool(
+            batch, self.windows, self.count_include_pad, self.divisor_override, self.dims))
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
