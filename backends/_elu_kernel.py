@@ -7,7 +7,9 @@ ELU forward and backward over 4096 x 512 float32 took 72-74 ms, against PyTorch'
 -m bench.activations``). Here forward is one compiled pass; backward is one for the negative
 side, NumPy's ``exp`` of it sliced over the cores (``_core_split``), and one more.
 
-Float64 takes libm's ``expm1`` inside the loop, so values are the reference's to the bit.
+Float64 takes libm's ``expm1`` inside the loop, so values are the reference's to the bit where
+NumPy's ``expm1`` is libm's (CPUs without AVX-512; with it, NumPy runs its own, accurate to 4
+ulps, and the two differ by those ulps).
 Float32 takes ``expm1`` computed in float64 and rounded once (``_numba_loops.exp_minus_one``),
 within an ulp of libm's float32 ``expm1``: a float32 value is within an ulp or two of the
 reference's (docs/decisions.md). Gradients need no ``expm1`` and are the reference's to the bit

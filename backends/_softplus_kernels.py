@@ -11,10 +11,12 @@ op's own arithmetic -- is one more compiled pass; backward is one pass, from the
 exponentials the forward kept.
 
 Float64 takes libm's ``log1p`` inside the loop, so its values and every gradient are the
-references' to the bit. Float32 takes the logarithm computed in float64 and rounded once
-(``_numba_loops.log_one_plus``), within an ulp of libm's float32 ``log1p`` and usually its
-bits: a float32 value is within an ulp or two of the reference's (docs/decisions.md), its
-gradient the reference's to the bit (it needs no logarithm).
+references' to the bit where NumPy's ``log1p`` is libm's (CPUs without AVX-512; with it, NumPy
+runs its own, accurate to 4 ulps, and the two differ by those ulps). Float32 takes the
+logarithm computed in float64 and rounded once (``_numba_loops.log_one_plus``), within an ulp
+of libm's float32 ``log1p`` and usually its bits: a float32 value is within an ulp or two of
+the reference's (docs/decisions.md), its gradient the reference's to the bit (it needs no
+logarithm).
 
 Each kernel saves the reference's arrays plus the exponentials; a backward the loops do not
 cover (another gradient dtype) drops them and runs the reference's, and ``create_graph``

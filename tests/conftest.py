@@ -7,6 +7,7 @@ skipped only where this machine has no CUDA device.
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 
 import numpy as np
@@ -121,6 +122,43 @@ def rng():
 def to_tensor(array, requires_grad=False, backend=None):
     """A dparray tensor with exactly the values and dtype of a NumPy array."""
     return dp.tensor(np.asarray(array), requires_grad=requires_grad, backend=backend)
+
+
+@functools.cache
+def numpy_math_ulps() -> int:
+    """How many ulps NumPy's own ``exp``, ``log1p``, ``expm1`` and ``power`` may lie from
+    libm's on this CPU: 0 where its float64 versions are libm's (bit for bit), 4 where NumPy
+    runs its SVML-derived AVX-512 versions instead (CPUs with AVX512_SKX; NumPy checks those
+    to 4 ulps). The kernels that compute a transcendental in libm, or exactly, are their NumPy
+    references to the bit on the first kind of CPU and within this many more ulps on the
+    second; the tests that compare the two allow it."""
+    x = np.linspace(-30.0, 30.0, 20_001)
+    pairs = [(np.exp, math.exp), (np.expm1, math.expm1), (np.log1p, math.log1p)]
+    for ours, libm in pairs:
+        inputs = np.abs(x) if ours is np.log1p else x
+        if not np.array_equal(ours(inputs), np.array([libm(v) for v in inputs])):
+            return 4
+    return 0
+
+
+def assert_the_references_float64(got: np.ndarray, want: np.ndarray,
+                                  scale: np.ndarray | None = None) -> None:
+    """A kernel's float64 result is its NumPy reference's: to the bit, or, where NumPy's
+    transcendentals are not libm's, NaN and infinities in the same places and each finite
+    value within ``numpy_math_ulps()`` ulps of the reference's -- ulps of the larger of the
+    value and ``scale`` (a gradient's cotangent: the size of the terms that may cancel)."""
+    if numpy_math_ulps() == 0:
+        np.testing.assert_array_equal(got, want)
+        return
+    assert got.shape == want.shape and got.dtype == want.dtype == np.float64
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    size = np.abs(want[finite])
+    if scale is not None:
+        size = np.maximum(size, np.abs(np.where(np.isfinite(scale), scale, 0.0)[finite]))
+    with np.errstate(over="ignore"):  # (the spacing above float64's largest value: inf)
+        bound = numpy_math_ulps() * np.spacing(size)
+    assert np.all(np.abs(got[finite] - want[finite]) <= bound)
 
 
 def special_floats(dtype: type, size: int, rng: np.random.Generator) -> np.ndarray:

@@ -4,9 +4,11 @@ ELU, SELU and CELU (``expm1``), against their references.
 
 The kernels keep the references' arithmetic in the arrays' type and NumPy's ``exp``; the
 ``log1p`` or ``expm1`` is libm's in float64 (so values and gradients are the references' to
-the bit) and, in float32, float64's rounded once, so a float32 value is within two ulps of the
-reference's and exactly what that arithmetic gives (computed here with NumPy); float32
-gradients are the references' to the bit, except Mish's, which reads its own
+the bit where NumPy's float64 ``log1p`` and ``expm1`` are libm's too, and within NumPy's own
+accuracy of them where it runs its AVX-512 versions: ``numpy_math_ulps``) and, in float32,
+float64's rounded once, so a float32 value is within two ulps (plus NumPy's own error, on
+AVX-512) of the reference's and exactly what that arithmetic gives (computed here with
+NumPy); float32 gradients are the references' to the bit, except Mish's, which reads its own
 ``tanh(softplus(x))``. Checked at NaN, +-inf, +-0, subnormals and where ``exp`` under- or
 overflows, below and above the serial-loop and slicing thresholds, for strided inputs, through
 the ``nn`` modules, under ``create_graph`` and inside DataParallel.
@@ -22,8 +24,10 @@ import pytest
 from conftest import (
     assert_activation_under_data_parallel,
     assert_integer_input_gives_the_references_float,
+    assert_the_references_float64,
     derivatives_as_the_reference_gives_them,
     float32_values_in_zero_to_one,
+    numpy_math_ulps,
     special_floats,
     to_tensor,
     value_and_gradient,
@@ -121,9 +125,9 @@ def test_float64_values_and_gradients_are_the_references_to_the_bit(case, size, 
     kernel = value_and_gradient(function, x, grad)
     with reference_only():
         reference = value_and_gradient(function, x, grad)
-    for got, want in zip(kernel, reference, strict=True):
+    for got, want, scale in zip(kernel, reference, (None, grad), strict=True):
         assert got.dtype == np.float64
-        np.testing.assert_array_equal(got, want)
+        assert_the_references_float64(got, want, scale)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -142,7 +146,7 @@ def test_float32_is_the_logarithm_rounded_once_within_two_ulps_of_the_reference(
     for got, want in zip(kernel, expected, strict=True):
         assert got.dtype == F32
         np.testing.assert_array_equal(got, want)
-    assert ulps_apart(kernel[0], reference[0]).max() <= 2
+    assert ulps_apart(kernel[0], reference[0]).max() <= 2 + numpy_math_ulps()
     if case != "F.mish":  # Mish's gradient reads its own tanh(softplus(x))
         np.testing.assert_array_equal(kernel[1], reference[1])
 
@@ -158,9 +162,9 @@ def test_the_float32_logarithm_is_the_correctly_rounded_one(size, rng):
     loops().softplus(np.zeros_like(e), e, F32(1), F32(1), out)
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(out, log1p_rounded_once(e))
-        libm = np.log1p(e)
-    finite = np.isfinite(libm)
-    assert ulps_apart(out[finite], libm[finite]).max() <= 1
+        numpy_float32 = np.log1p(e)
+    finite = np.isfinite(numpy_float32)
+    assert ulps_apart(out[finite], numpy_float32[finite]).max() <= 1 + numpy_math_ulps()
 
 
 @pytest.mark.parametrize("size", [None, 11])  # the parallel loop, and its serial twin
@@ -180,8 +184,8 @@ def test_the_float32_expm1_is_the_correctly_rounded_one(size, rng):
         with np.errstate(over="ignore", invalid="ignore"):
             exponent = (input_scale * -magnitudes).astype(np.float64)
             np.testing.assert_array_equal(out, np.expm1(exponent).astype(F32))
-            libm = np.expm1(input_scale * -magnitudes)
-        assert ulps_apart(out, libm).max() <= 1
+            numpy_float32 = np.expm1(input_scale * -magnitudes)
+        assert ulps_apart(out, numpy_float32).max() <= 1 + numpy_math_ulps()
         assert np.signbit(out[0]) == (input_scale > 0)  # expm1(-0.0) = -0.0, as in libm
 
 
@@ -212,7 +216,7 @@ def test_the_modules_run_the_kernels_as_the_functions_do(module, function, rng):
         np.testing.assert_array_equal(dtype_got, want)
     with reference_only():
         reference = value_and_gradient(module(), x, grad)
-    assert ulps_apart(got[0], reference[0]).max() <= 2
+    assert ulps_apart(got[0], reference[0]).max() <= 2 + numpy_math_ulps()
 
 
 @pytest.mark.parametrize("case", CASES)
