@@ -126,16 +126,13 @@ def to_tensor(array, requires_grad=False, backend=None):
 
 @functools.cache
 def numpy_math_ulps() -> int:
-    """How many ulps NumPy's own ``exp``, ``log1p``, ``expm1`` and ``power`` may lie from
-    libm's on this CPU: 0 where its float64 versions are libm's (bit for bit), 4 where NumPy
-    runs its SVML-derived AVX-512 versions instead (CPUs with AVX512_SKX; NumPy checks those
-    to 4 ulps). The kernels that compute a transcendental in libm, or exactly, are their NumPy
-    references to the bit on the first kind of CPU and within this many more ulps on the
-    second; the tests that compare the two allow it."""
+    """How many ulps NumPy's float64 ``log1p`` and ``expm1`` may lie from libm's on this CPU:
+    0 where they are libm's (bit for bit), 4 where NumPy runs its own SVML-derived AVX-512
+    versions instead (CPUs with AVX512_SKX; NumPy checks those to 4 ulps). The kernels that
+    take these functions from libm are their NumPy references to the bit on the first kind of
+    CPU and within this many ulps on the second; the tests that compare the two allow it."""
     x = np.linspace(-30.0, 30.0, 20_001)
-    pairs = [(np.exp, math.exp), (np.expm1, math.expm1), (np.log1p, math.log1p)]
-    for ours, libm in pairs:
-        inputs = np.abs(x) if ours is np.log1p else x
+    for ours, libm, inputs in ((np.expm1, math.expm1, x), (np.log1p, math.log1p, np.abs(x))):
         if not np.array_equal(ours(inputs), np.array([libm(v) for v in inputs])):
             return 4
     return 0
