@@ -93,6 +93,17 @@ def test_layer_norm(backend, rng):
         layer(dp.ones(2, 4, 3, dtype=F64))
 
 
+def test_norm_reprs_say_whether_there_is_a_bias():
+    """As PyTorch's: ``bias=`` follows the affine flag."""
+    assert repr(nn.LayerNorm(4, bias=False)) == (
+        "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=False)")
+    assert repr(nn.BatchNorm1d(3, bias=False)) == (
+        "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, "
+        "track_running_stats=True)")
+    assert repr(nn.GroupNorm(2, 4, affine=False)) == (
+        "GroupNorm(2, 4, eps=1e-05, affine=False, bias=False)")
+
+
 @pytest.mark.parametrize("shape", [(6, 3), (4, 3, 5)])
 def test_batch_norm(shape, backend, rng):
     layer = nn.BatchNorm1d(3, momentum=0.2, dtype=F64)

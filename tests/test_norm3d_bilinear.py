@@ -55,6 +55,12 @@ def test_bilinear_repr_is_pytorchs(layer, kwargs, expected):
 
 
 # ---------------------------------------------------------------------- 3-D normalisation
+@pytest.mark.parametrize(("layer", "kwargs", "expected"),
+                         POOLING.layer_reprs("BatchNorm3d", "InstanceNorm3d"))
+def test_norm_3d_repr_is_pytorchs(layer, kwargs, expected):
+    assert repr(getattr(nn, layer)(**kwargs)) == expected
+
+
 def test_batch_norm_3d_normalises_each_channel_over_batch_and_volume(backend, rng):
     norm = nn.BatchNorm3d(2, dtype="float64")
     y = norm(dp.tensor(rng.standard_normal((3, 2, 4, 3, 5)) * 3.0 + 1.0)).numpy()

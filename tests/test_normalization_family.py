@@ -172,7 +172,7 @@ def _randomized(module, rng):
 def test_group_norm_layer(backend, rng):
     layer = _randomized(nn.GroupNorm(2, 6, dtype=F64), rng)
     assert [name for name, _ in layer.named_parameters()] == ["weight", "bias"]
-    assert repr(layer) == "GroupNorm(2, 6, eps=1e-05, affine=True)"
+    assert repr(layer) == "GroupNorm(2, 6, eps=1e-05, affine=True, bias=True)"
     x = rng.standard_normal((3, 6, 4))
     view = x.reshape(3, 2, 12)
     expected = ((view - view.mean(axis=2, keepdims=True)) /
@@ -240,7 +240,7 @@ def test_instance_norm_without_running_statistics_uses_the_input_in_evaluation(b
     layer = nn.InstanceNorm2d(2).eval()
     assert layer.state_dict() == {} and layer.weight is None
     assert repr(layer) == ("InstanceNorm2d(2, eps=1e-05, momentum=0.1, affine=False, "
-                           "track_running_stats=False)")
+                           "bias=False, track_running_stats=False)")
     x = rng.standard_normal((2, 2, 3, 3))
     expected = (x - x.mean(axis=(2, 3), keepdims=True)) / np.sqrt(
         x.var(axis=(2, 3), keepdims=True) + 1e-5)

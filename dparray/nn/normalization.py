@@ -55,7 +55,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.weight is not None}")
+                f"elementwise_affine={self.weight is not None}, bias={self.bias is not None}")
 
 
 class _NormBase(Module):
@@ -95,7 +95,7 @@ class _NormBase(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.weight is not None}, "
+                f"affine={self.weight is not None}, bias={self.bias is not None}, "
                 f"track_running_stats={self.running_mean is not None}")
 
 
@@ -214,7 +214,7 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
-                f"affine={self.weight is not None}")
+                f"affine={self.weight is not None}, bias={self.bias is not None}")
 
 
 class _InstanceNorm(_NormBase):
