@@ -1,7 +1,9 @@
 """Unbatched ``(C, *spatial)`` input to the convolution and pooling layers and functions, as
 PyTorch takes it: the result is the batched layer's on a batch of one, without the batch axis
-(the batched layers are checked against PyTorch in ``test_torch_parity``); gradients against
-finite differences in float64; what DataParallel does with it."""
+(the batched layers are checked against PyTorch in ``test_torch_parity``), gradients against
+finite differences in float64. And what DataParallel, which splits axis 0 -- here the
+channels -- does with it: the layers that read an image's channels together refuse it in a
+chunk, the pools take it."""
 
 from __future__ import annotations
 
@@ -110,20 +112,30 @@ def test_input_of_neither_form_is_refused_by_shape(backend, call, shape, message
         call(dp.ones(*shape))
 
 
-def test_dataparallel_refuses_an_unbatched_convolution_it_would_split(rng):
-    """Its axis 0 is the channels: a chunk would hold some of them."""
-    conv = nn.Conv2d(3, 4, 3)
-    x = to_tensor(rng.standard_normal((3, 6, 6)).astype(np.float32))
+@pytest.mark.parametrize("make, shape", [
+    (lambda: nn.Conv2d(3, 4, 3), (3, 6, 6)),
+    (lambda: nn.ConvTranspose1d(3, 2, 2), (3, 5)),
+    (lambda: nn.PixelShuffle(2), (8, 3, 3)),
+    (lambda: nn.Fold((4, 4), 2), (8, 9)),
+    (lambda: nn.InstanceNorm2d(3, affine=True), (3, 4, 4)),
+])
+def test_dataparallel_refuses_unbatched_input_that_a_split_would_cut(make, shape, rng):
+    """Axis 0 is the channels: a chunk would hold some of them (even where, as for the pixel
+    shuffle in two chunks, the cut happens to fall between blocks)."""
+    layer = make()
+    x = to_tensor(rng.standard_normal(shape).astype(np.float32))
     with pytest.raises(Exception) as caught:  # one ChunkError, or a group of them
-        dp.DataParallel(conv, 2, execution="threads")(x)
+        dp.DataParallel(layer, 2, execution="threads")(x)
     failures = getattr(caught.value, "exceptions", [caught.value])
     for failure in failures:
         assert isinstance(failure, dp.ChunkError)
         assert isinstance(failure.__cause__, ValueError)
         assert "DataParallel splits axis 0, which is the channels for unbatched input" in str(
             failure.__cause__)
-    whole = dp.DataParallel(conv, 2, execution="inline")(x)  # one call on the whole input
-    np.testing.assert_array_equal(whole.numpy(), conv(x).numpy())
+    whole = dp.DataParallel(layer, 2, execution="inline")(x)  # one call on the whole input
+    np.testing.assert_array_equal(whole.numpy(), layer(x).numpy())
+    batched = dp.DataParallel(layer, 2, execution="threads")(x[None])
+    np.testing.assert_allclose(batched.numpy()[0], layer(x).numpy(), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("pool", [nn.MaxPool2d(2), nn.AvgPool2d(2), nn.AdaptiveAvgPool2d(1),

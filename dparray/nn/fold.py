@@ -20,6 +20,7 @@ from typing import Any
 
 from dparray._checks import check_int_tuple, check_tensor
 from dparray.nn.module import Module
+from dparray.nn.unbatched import refuse_in_chunk
 from dparray.ops import fold as _fold
 from dparray.ops import nn as _nn
 from dparray.ops._windows import Sizes, Windows
@@ -164,6 +165,7 @@ def _fold_columns(where: str, x: Any, size: Sizes, windows: Windows) -> Tensor:
         raise ValueError(f"{where}: expected a non-empty (C * kh * kw, L) or "
                          f"(N, C * kh * kw, L) input (the batch may be empty), got shape "
                          f"{x.shape}")
+    refuse_in_chunk(where, x, 1)  # unbatched: a chunk's rows may cut a channel's kernel
     if x.dtype.kind == "bool":
         raise TypeError(f"{where}: input must be a numeric tensor (its columns are summed), "
                         f"got {x.dtype.name}")

@@ -19,6 +19,7 @@ from dparray.nn import functional as F
 from dparray.nn import init
 from dparray.nn.chunks import chunk_index
 from dparray.nn.module import Module
+from dparray.nn.unbatched import refuse_in_chunk
 from dparray.ops.normalization import LOCAL, Statistics, normalized_shape_of
 from dparray.tensor import Tensor
 
@@ -253,6 +254,7 @@ class _InstanceNorm(_NormBase):
     def forward(self, x: Tensor) -> Tensor:
         where = type(self).__name__
         check_tensor(x, "input", where)
+        refuse_in_chunk(where, x, self.spatial)  # unbatched: a chunk holds some channels
         batched = self.spatial + 2
         if x.ndim not in (batched - 1, batched) or \
                 x.shape[x.ndim - self.spatial - 1] != self.num_features:

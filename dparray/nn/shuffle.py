@@ -11,6 +11,7 @@ from typing import Any
 
 from dparray._checks import check_int, check_tensor
 from dparray.nn.module import Module
+from dparray.nn.unbatched import refuse_in_chunk
 from dparray.ops.shape import permute, reshape
 from dparray.tensor import Tensor
 
@@ -133,6 +134,7 @@ class ChannelShuffle(Module):
 
 def _pixel_shuffle(where: str, x: Any, r: int) -> Tensor:
     _check_image(where, x, f"(*, C * {r}**2, H, W)")
+    refuse_in_chunk(where, x, 2)  # unbatched: a chunk's channels may cut a block of r**2
     *lead, channels, h, w = x.shape
     if channels % (r * r):
         raise ValueError(f"{where}: the channels ({channels}, axis -3) must be divisible by "

@@ -1,12 +1,13 @@
 """PyTorch's unbatched input for the convolution and pooling layers: ``(C, *spatial)`` runs as
 a batch of one, and the result comes back without that axis, as PyTorch's layers return it.
 
-Inside a DataParallel chunk a convolution refuses unbatched input: DataParallel splits axis 0,
-which for such input is the channels, and a convolution given some of an image's channels
-would compute something else. (DataParallel runs a call whole when it has a single row to
-split or runs inline, so the refusal shows under threads; batched input works under every
-plan.) A pool treats each channel on its own, so pooling the pieces is pooling the whole: the
-pools take unbatched input everywhere.
+Inside a DataParallel chunk a convolution refuses unbatched input (``refuse_in_chunk``), as do
+the other layers that read an image's channels together (pixel shuffle, fold, instance norm):
+DataParallel splits axis 0, which for such input is the channels, and a layer given some of
+an image's channels would compute something else. (DataParallel runs a call whole when it
+has a single row to split or runs inline, so the refusal shows under threads; batched input
+works under every plan.) A pool treats each channel on its own, so pooling the pieces is
+pooling the whole: the pools take unbatched input everywhere.
 """
 
 from __future__ import annotations
