@@ -92,6 +92,10 @@ POLICY: dict[str, str] = {
 """What each op casts its floating inputs to under autocast: ``LOW`` (the autocast dtype) or
 ``FLOAT32``. Ops not listed run in the dtypes they are given."""
 
+DEVICE_TYPES = {"cpu": _dtypes.bfloat16, "cuda": _dtypes.float16}
+"""The device types ``autocast`` takes, PyTorch's first argument, and the dtype each defaults
+to (PyTorch's defaults)."""
+
 _active: contextvars.ContextVar[_dtypes.DType | None] = contextvars.ContextVar(
     "dparray_autocast", default=None
 )
@@ -102,6 +106,13 @@ class autocast(contextlib.ContextDecorator):
     ``dparray.bfloat16`` (the default) or ``dparray.float16`` -- with float32 accumulation,
     and reductions, softmax, normalisation and losses in float32; ``enabled=False`` turns
     autocast off inside an enclosing block. See ``POLICY``.
+
+    PyTorch's signature is taken as it is written: ``autocast("cuda", dtype=...)``,
+    ``autocast(device_type="cpu")``. The device type picks the default dtype as PyTorch's does
+    (float16 for ``"cuda"``, bfloat16 for ``"cpu"``) and nothing else: the block applies to
+    the tensors of every backend. ``dparray.autocast(dparray.float16)`` (the dtype first) works
+    too. ``cache_enabled`` is accepted and ignored: each product casts its own copy of a
+    parameter, so there is no cast to cache.
 
     float16 has a narrow range: train under it with ``dparray.amp.GradScaler``, which scales
     the loss so that small gradients do not underflow. bfloat16 has float32's range and needs
@@ -115,9 +126,20 @@ class autocast(contextlib.ContextDecorator):
         ...     loss = (y * y).mean()
         >>> y.dtype, loss.dtype, loss.backward()[w].dtype
         (dparray.bfloat16, dparray.float32, dparray.float32)
+        >>> dp.autocast("cuda").dtype, dp.autocast(device_type="cpu").dtype
+        (dparray.float16, dparray.bfloat16)
     """
 
-    def __init__(self, dtype: Any = _dtypes.bfloat16, enabled: bool = True) -> None:
+    def __init__(self, device_type: Any = None, dtype: Any = None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
+        if dtype is None and device_type is not None and device_type not in DEVICE_TYPES \
+                and _names_a_dtype(device_type):
+            device_type, dtype = None, device_type  # the dtype given first, dparray's way
+        if device_type is not None and device_type not in DEVICE_TYPES:
+            raise ValueError(f"autocast: device_type must be one of {sorted(DEVICE_TYPES)}, got "
+                             f"{device_type!r}")
+        if dtype is None:
+            dtype = DEVICE_TYPES[device_type] if device_type is not None else _dtypes.bfloat16
         try:
             chosen = _dtypes.to_dtype(dtype)
         except TypeError as error:
@@ -127,6 +149,8 @@ class autocast(contextlib.ContextDecorator):
             raise ValueError(f"autocast: dtype must be bfloat16 or float16, got {chosen.name}")
         self.dtype = chosen
         self.enabled = check_bool(enabled, "enabled", "autocast")
+        if cache_enabled is not None:
+            check_bool(cache_enabled, "cache_enabled", "autocast")
         self._tokens: list[contextvars.Token[_dtypes.DType | None]] = []
 
     def __repr__(self) -> str:
@@ -142,7 +166,17 @@ class autocast(contextlib.ContextDecorator):
     def _recreate_cm(self) -> autocast:
         """A fresh context for each call of a decorated function, so that calls on several
         threads at once keep their own tokens."""
-        return autocast(self.dtype, self.enabled)
+        return autocast(dtype=self.dtype, enabled=self.enabled)
+
+
+def _names_a_dtype(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True  # (a dtype object, or something the dtype check refuses by name)
+    try:
+        _dtypes.to_dtype(value)
+    except TypeError:
+        return False
+    return True
 
 
 def active_dtype() -> _dtypes.DType | None:

@@ -39,6 +39,25 @@ def test_autocast_sets_and_restores_the_dtype():
     assert dp.amp.autocast is dp.autocast
 
 
+def test_autocast_takes_pytorchs_signature():
+    """``torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``: the
+    device type picks PyTorch's default dtype for it, and the block covers every backend."""
+    assert dp.autocast("cuda").dtype is dp.float16
+    assert dp.autocast(device_type="cpu").dtype is dp.bfloat16
+    assert dp.autocast("cuda", dtype=dp.bfloat16).dtype is dp.bfloat16
+    assert dp.autocast("cpu", dp.float16).dtype is dp.float16
+    assert dp.autocast(dp.float16).dtype is dp.float16  # the dtype first, dparray's way
+    with dp.autocast(device_type="cpu", dtype=dp.bfloat16, cache_enabled=False):
+        assert (dp.ones((2, 2)) @ dp.ones((2, 2))).dtype is dp.bfloat16
+    with dp.autocast("cuda", enabled=False):
+        assert precision.active_dtype() is None
+    with pytest.raises(ValueError, match=r"autocast: device_type must be one of \['cpu', "
+                                         r"'cuda'\], got 'mps'"):
+        dp.autocast("mps")
+    with pytest.raises(TypeError, match="autocast: cache_enabled must be a bool"):
+        dp.autocast("cpu", cache_enabled="yes")
+
+
 def test_autocast_as_a_decorator_is_reentrant():
     @dp.autocast()
     def product(depth):

@@ -119,6 +119,17 @@ def test_constructor_checks():
         GradScaler(backoff_factor=1.0)
     with pytest.raises(ValueError, match="growth_interval"):
         GradScaler(growth_interval=0)
+    with pytest.raises(ValueError, match=r"GradScaler: device must be one of \['cpu', 'cuda'\], "
+                                         r"got 'tpu'"):
+        GradScaler("tpu")
+
+
+def test_the_constructor_takes_pytorchs_device_first_or_the_scale_first():
+    """``torch.amp.GradScaler("cuda", ...)`` and ``torch.cuda.amp.GradScaler(1024.0)``."""
+    for scaler in (GradScaler("cuda", init_scale=8.0), GradScaler(device="cpu", init_scale=8.0),
+                   GradScaler(8.0)):
+        assert scaler.get_scale() == 8.0 and scaler.is_enabled()
+    assert not GradScaler("cuda", enabled=False).is_enabled()
 
 
 def test_state_dict_round_trip_and_pytorchs_state():

@@ -23,6 +23,7 @@ from dparray._checks import check_bool, check_int, check_number, describe
 from dparray.dtypes import LOW_PRECISION, float32
 from dparray.gradients import Gradients
 from dparray.optim.optimizer import Optimizer
+from dparray.precision import DEVICE_TYPES
 from dparray.tensor import Tensor
 
 _WHERE = "GradScaler"
@@ -40,7 +41,9 @@ class GradScaler:
         scaler.step(opt, grads)     # unscales; steps unless a gradient overflowed
 
     To clip, unscale first and say so: ``scaler.step(opt, clip_grad_norm(
-    scaler.unscale(grads), 1.0), unscaled=True)``.
+    scaler.unscale(grads), 1.0), unscaled=True)``. ``device`` (``"cuda"`` or ``"cpu"``,
+    ``torch.amp.GradScaler``'s first argument) is accepted and changes nothing: the scale
+    applies to the tensors of whichever backend the gradients are on.
 
     Examples:
         >>> import dparray as dp
@@ -55,9 +58,14 @@ class GradScaler:
         (False, [0.5, 1.0], 512.0)
     """
 
-    def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000,
-                 enabled: bool = True) -> None:
+    def __init__(self, device: Any = None, init_scale: float = 2.0**16,
+                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        if device is not None and not isinstance(device, str):
+            device, init_scale = None, device  # the scale given first, as torch.cuda.amp's
+        if device is not None and device not in DEVICE_TYPES:
+            raise ValueError(f"{_WHERE}: device must be one of {sorted(DEVICE_TYPES)}, got "
+                             f"{device!r}")
         self._enabled = check_bool(enabled, "enabled", _WHERE)
         self._scale = _float32(check_number(init_scale, "init_scale", _WHERE, above=0.0))
         self._growth_factor = check_number(growth_factor, "growth_factor", _WHERE)
