@@ -17,6 +17,7 @@ from dparray import nn as nn
 from dparray import ops as _ops
 from dparray import optim as optim
 from dparray import random as random
+from dparray import utils as utils
 from dparray.autograd import Function as Function
 from dparray.autograd import enable_grad as enable_grad
 from dparray.autograd import is_grad_enabled as is_grad_enabled

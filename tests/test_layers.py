@@ -25,7 +25,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("library", ("dparray.nn", "dparray.optim", "dparray._nested", "dparray.io",
                  "dparray.checkpoint", "dparray.func", "dparray.amp")),
     ("parallel", ("dparray.parallel", "dparray.distributed")),
-    ("data", ("dparray.data",)),  # above distributed: a DistributedSampler asks MPI's world
+    ("data", ("dparray.data", "dparray.utils")),  # above distributed: a DistributedSampler
+    # asks MPI's world; dparray.utils.data is torch.utils.data's name for dparray.data
     ("entry points", ("dparray.cli", "dparray.__main__", "dparray.testing", "dparray")),
 ]
 

@@ -1,4 +1,5 @@
-"""``dparray.nn.utils``: where PyTorch keeps its in-place gradient clipping.
+"""``dparray.nn.utils``: where PyTorch keeps its in-place gradient clipping, and ``rnn``'s
+``pad_sequence``.
 
 PyTorch's ``clip_grad_norm_(model.parameters(), max_norm)`` clips the ``.grad`` stored on each
 parameter. dparray stores no gradients on tensors, so these names exist only to say what to
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dparray.nn.utils import rnn as rnn
 from dparray.tensor import GRADIENTS_HINT
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "rnn"]
 
 
 def clip_grad_norm_(parameters: Any, max_norm: Any, *args: Any, **kwargs: Any) -> Any:
