@@ -165,6 +165,7 @@ def columns_forward(x, weight, bias, eps, out, mean, var, rstd):  # pragma: no c
                 d = row[k] - mu[k]
                 squares[k] += d * d
         scale = np.empty(width)
+        shift = bias[lo:lo + width].copy()  # (the block's own: the row loop vectorises)
         for k in range(width):
             r = 1.0 / math.sqrt(squares[k] / rows + eps)
             mean[lo + k], var[lo + k], rstd[lo + k] = mu[k], squares[k] / rows, r
@@ -172,34 +173,40 @@ def columns_forward(x, weight, bias, eps, out, mean, var, rstd):  # pragma: no c
         for n in range(rows):
             row, target = x[n, lo:lo + width], out[n, lo:lo + width]
             for k in range(width):
-                target[k] = (row[k] - mu[k]) * scale[k] + bias[lo + k]
+                target[k] = (row[k] - mu[k]) * scale[k] + shift[k]
 
 
 @jit_sum
 def columns_backward(dy, x, mean, rstd, weight, dx, grad_w, grad_b):  # pragma: no cover
+    """The input gradient as ``a * dy - b * (x - mean) - c`` per column, its coefficients
+    worked out once per block: the loops over the rows read only the block's own small
+    arrays, which they vectorise (reading ``mean`` and ``rstd`` in them ran 2-3.4x slower)."""
     rows, columns = x.shape
     for block in prange((columns + COLUMN_BLOCK - 1) // COLUMN_BLOCK):
         lo = block * COLUMN_BLOCK
         width = min(columns, lo + COLUMN_BLOCK) - lo
+        mu = mean[lo:lo + width].copy()
+        r = rstd[lo:lo + width].copy()
         sum_dy = np.zeros(width)
         sum_dyx = np.zeros(width)
         for n in range(rows):
             row, back = x[n, lo:lo + width], dy[n, lo:lo + width]
             for k in range(width):
                 sum_dy[k] += back[k]
-                sum_dyx[k] += back[k] * (row[k] - mean[lo + k]) * rstd[lo + k]
-        mean_g = np.empty(width)
-        mean_gx = np.empty(width)
+                sum_dyx[k] += back[k] * (row[k] - mu[k]) * r[k]
+        a = np.empty(width)
+        b = np.empty(width)
+        c = np.empty(width)
         for k in range(width):
             grad_w[lo + k], grad_b[lo + k] = sum_dyx[k], sum_dy[k]
-            mean_g[k] = weight[lo + k] * sum_dy[k] / rows
-            mean_gx[k] = weight[lo + k] * sum_dyx[k] / rows
+            w = weight[lo + k]
+            a[k] = r[k] * w
+            b[k] = r[k] * r[k] * w * sum_dyx[k] / rows
+            c[k] = r[k] * w * sum_dy[k] / rows
         for n in range(rows):
             row, back, target = x[n, lo:lo + width], dy[n, lo:lo + width], dx[n, lo:lo + width]
             for k in range(width):
-                mu, r = mean[lo + k], rstd[lo + k]
-                xhat = (row[k] - mu) * r
-                target[k] = r * (back[k] * weight[lo + k] - mean_g[k] - xhat * mean_gx[k])
+                target[k] = back[k] * a[k] - (row[k] - mu[k]) * b[k] - c[k]
 
 
 # groups: x is (N * G, C / G, L), statistics per (sample, group) over the group's channels and

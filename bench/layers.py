@@ -1,6 +1,6 @@
 """Layers beyond the dense and convolutional basics, forward and backward in float32, dparray
 against PyTorch: depthwise and transposed convolutions, the normalisations of vision and
-language models, resampling and pooling.
+language models (and batch norm of an MLP's ``(N, C)`` features), resampling and pooling.
 
     python -m bench.layers        # medians (ms) of alternated processes, one library each
 
@@ -53,6 +53,10 @@ def measure(library: str) -> dict[str, float]:
     ones, zeros = tensor(np.ones(256, np.float32)), tensor(np.zeros(256, np.float32))
     tokens = tensor(array(4096, 512))
     unit = tensor(np.ones(512, np.float32))
+    features = tensor(array(2048, 1024))
+    hidden = tensor(array(128, 400))
+    scale, shift = tensor(array(1024)), tensor(array(1024))
+    narrow_scale, narrow_shift = tensor(array(400)), tensor(array(400))
     return {
         "depthwise conv2d 3x3, 32x64x32x32": timed(
             lambda x: F.conv2d(x, depthwise, padding=1, groups=64), images, (32, 64, 32, 32)),
@@ -80,6 +84,12 @@ def measure(library: str) -> dict[str, float]:
             lambda x: F.adaptive_max_pool2d(x, 7), images, (32, 64, 7, 7)),
         "adaptive_max_pool2d 1": timed(
             lambda x: F.adaptive_max_pool2d(x, 1), images, (32, 64, 1, 1)),
+        "batch_norm (N, C), 2048x1024": timed(
+            lambda x: F.batch_norm(x, None, None, scale, shift, training=True), features,
+            (2048, 1024)),
+        "batch_norm (N, C), 128x400": timed(
+            lambda x: F.batch_norm(x, None, None, narrow_scale, narrow_shift, training=True),
+            hidden, (128, 400)),
     }
 
 
